@@ -1,0 +1,67 @@
+# gpuext: GPU offload for PostgreSQL 15 (PGXS build)
+#
+#   make                  build (nvcc optional: without it, CPU engine only)
+#   make install          install into the server of $(PG_CONFIG)
+#   make test             build, install, run every test suite on a throwaway cluster
+#   make demo             sample data and the offloaded queries, on a throwaway cluster
+#   make bench            benchmarks (see test/bench/README)
+
+EXTENSION  = gpuext
+EXTVERSION = 0.1
+MODULE_big = gpuext
+DATA       = gpuext--0.1.sql
+PGFILEDESC = "gpuext - GPU offload of scans, joins and aggregation"
+
+PG_CONFIG ?= pg_config
+
+C_SRCS  = $(sort $(wildcard src/*.c) $(wildcard costmodel/*.c))
+CU_SRCS = $(sort $(wildcard cuda/*.cu))
+CU_HDRS = $(wildcard cuda/*.h cuda/*.cuh)
+
+# CUDA: found on PATH or at CUDA_HOME; without it the build is CPU-only.
+CUDA_HOME ?= /usr/local/cuda
+NVCC ?= $(shell command -v nvcc 2>/dev/null || (test -x $(CUDA_HOME)/bin/nvcc && echo $(CUDA_HOME)/bin/nvcc))
+
+ifneq ($(strip $(NVCC)),)
+CUDA_LIBDIR := $(shell dirname $$(dirname $(NVCC)))/lib64
+CU_OBJS  = $(CU_SRCS:.cu=.o)
+SHLIB_LINK += -L$(CUDA_LIBDIR) -lcudart_static -lrt -ldl -lpthread -lstdc++
+else
+CU_OBJS  =
+PG_CPPFLAGS += -DGPUEXT_NO_CUDA
+endif
+
+OBJS = $(C_SRCS:.c=.o) $(CU_OBJS)
+
+PG_CPPFLAGS += -I$(srcdir)/src -I$(srcdir)/cuda -I$(srcdir)/costmodel
+# -Wextra on our code; PostgreSQL's own headers trip these two
+PG_CFLAGS   += -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers -Wno-sign-compare
+
+# Hopper machine code plus PTX, so other GPUs can JIT it
+NVCC_ARCH  ?= -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,code=compute_90
+NVCC_FLAGS ?= -O3 -std=c++17 -lineinfo $(NVCC_ARCH) -Xcompiler -fPIC,-Wall,-Wextra,-Wno-unused-parameter \
+              -Icuda --expt-relaxed-constexpr
+
+EXTRA_CLEAN = results regression.diffs regression.out output_iso tmp_check log \
+              test/results test/output_iso test/tmp_check
+
+# PGXS would otherwise ask for LLVM bitcode of the .cu files
+override with_llvm = no
+
+PGXS := $(shell $(PG_CONFIG) --pgxs)
+include $(PGXS)
+
+cuda/%.o: cuda/%.cu $(CU_HDRS)
+	$(NVCC) $(NVCC_FLAGS) -c $< -o $@
+
+$(C_SRCS:.c=.o): $(wildcard src/*.h costmodel/*.h) $(CU_HDRS)
+
+.PHONY: test demo bench fuzz fuzz-sqlsmith
+test:
+	bash test/run-tests.sh
+
+demo:
+	bash test/demo.sh
+
+bench:
+	bash test/bench/run.sh $(BENCH_ARGS)

@@ -1,0 +1,214 @@
+/*-------------------------------------------------------------------------
+ * gx_common.h
+ *		Definitions shared by the host code (gcc) and the device code (nvcc).
+ *
+ * Everything in this header is plain data or small inline functions: it
+ * must compile in both compilers and never includes postgres.h.  The host
+ * side checks at compile time (src/layout_check.c) that the heap page
+ * layout constants below match PostgreSQL's own structs.
+ *
+ * IDENTIFICATION
+ *		cuda/gx_common.h
+ *-------------------------------------------------------------------------
+ */
+#ifndef GX_COMMON_H
+#define GX_COMMON_H
+
+#include <stdint.h>
+#include <stddef.h>
+
+#if defined(__CUDACC__)
+#define GX_FUNC		__host__ __device__ __forceinline__ static
+#define GX_DEVICE_CODE 1
+#else
+#define GX_FUNC		static inline
+#endif
+
+/* ---------------------------------------------------------------------
+ * Heap page layout (PostgreSQL 15, BLCKSZ 8192, x86-64)
+ * ---------------------------------------------------------------------
+ */
+#define GX_BLCKSZ				8192
+#define GX_PAGE_HEADER_SIZE		24		/* SizeOfPageHeaderData */
+#define GX_PD_LOWER_OFFSET		12		/* offsetof(PageHeaderData, pd_lower) */
+#define GX_MAX_TUPLES_PER_PAGE	291		/* MaxHeapTuplesPerPage */
+#define GX_BITMAP_WORDS			10		/* 320 bits >= 291 line pointers */
+
+/* ItemIdData is a 32-bit word: lp_off:15, lp_flags:2, lp_len:15 */
+#define GX_LP_NORMAL			1
+#define GX_LP_OFF(w)			((w) & 0x7fff)
+#define GX_LP_FLAGS(w)			(((w) >> 15) & 0x03)
+#define GX_LP_LEN(w)			((w) >> 17)
+
+/* HeapTupleHeaderData */
+#define GX_T_INFOMASK2_OFFSET	18
+#define GX_T_INFOMASK_OFFSET	20
+#define GX_T_HOFF_OFFSET		22
+#define GX_T_BITS_OFFSET		23
+#define GX_HEAP_HASNULL			0x0001
+#define GX_HEAP_HASVARWIDTH		0x0002
+#define GX_HEAP_HASEXTERNAL		0x0004
+#define GX_HEAP_NATTS_MASK		0x07FF
+
+/* ---------------------------------------------------------------------
+ * Requests between backends and the GPU service
+ * ---------------------------------------------------------------------
+ */
+typedef enum GxRequestKind
+{
+	GX_REQ_NOOP = 1,			/* empty round trip */
+	GX_REQ_PAGE_COUNT,			/* per-page counts of visible tuples */
+	GX_REQ_SLEEP,				/* debug: occupy the device for a while */
+	GX_REQ_SCAN,				/* evaluate a device program over a batch */
+	GX_REQ_KIND_MAX
+} GxRequestKind;
+
+/* status of a finished request */
+typedef enum GxStatus
+{
+	GX_OK = 0,
+	GX_ERR_OUT_OF_MEMORY,		/* device memory reservation failed */
+	GX_ERR_DEVICE,				/* CUDA reported an error */
+	GX_ERR_CANCELLED,			/* the owner cancelled it */
+	GX_ERR_SERVICE_GONE,		/* the service stopped while it was queued */
+	GX_ERR_BAD_REQUEST,			/* malformed request (a bug) */
+	GX_ERR_NO_DEVICE			/* no usable GPU */
+} GxStatus;
+
+/* debug faults that a request can ask the service to simulate */
+typedef enum GxFault
+{
+	GX_FAULT_NONE = 0,
+	GX_FAULT_ALLOC,				/* the next device allocation fails */
+	GX_FAULT_KERNEL,			/* the kernel reports an error */
+	GX_FAULT_SERVICE_DIE,		/* the service exits while running it */
+	GX_FAULT_TRANSFER_STALL		/* the transfer stalls until cancelled */
+} GxFault;
+
+/* errors a kernel reports in GxBatch.kernel_error */
+#define GX_KERR_NONE			0
+#define GX_KERR_INJECTED		1	/* fault injection asked for it */
+#define GX_KERR_BAD_PROGRAM		2	/* malformed device program */
+
+/* page flags in a batch */
+#define GX_PAGE_ALL_VISIBLE		0x0001
+
+/*
+ * One heap page of a batch.  The page itself stays in shared_buffers
+ * (pinned by the backend for the life of the batch); the device reads it
+ * in place through the registered segment.  For pages that are not
+ * all-visible, 'visible' has a bit per line pointer (bit i-1 for offset
+ * i) set for tuples visible to the query's snapshot.
+ */
+typedef struct GxPageRef
+{
+	uint32_t	buf_id;			/* shared buffer index (buffer - 1) */
+	uint16_t	nline;			/* line pointers to consider */
+	uint16_t	flags;			/* GX_PAGE_* */
+	uint32_t	blkno;			/* block number, for reporting */
+	uint32_t	visible[GX_BITMAP_WORDS];
+} GxPageRef;
+
+/* per-page result of GX_REQ_PAGE_COUNT */
+typedef struct GxPageCount
+{
+	uint32_t	nnormal;		/* LP_NORMAL line pointers */
+	uint32_t	nvisible;		/* of those, visible to the snapshot */
+} GxPageCount;
+
+/*
+ * Header of a batch in the DMA arena (or in backend memory for the CPU
+ * engine).  Offsets are relative to the header, so the same bytes are
+ * valid in any address space.
+ */
+typedef struct GxBatch
+{
+	uint32_t	kind;			/* GxRequestKind */
+	uint32_t	npages;
+	uint32_t	pages_offset;	/* GxPageRef[npages] */
+	uint32_t	program_offset; /* device program (GX_REQ_SCAN) */
+	uint32_t	program_len;
+	uint32_t	out_offset;		/* results */
+	uint32_t	out_len;
+	uint32_t	abort_flag;		/* set by the service to stop a kernel */
+	uint32_t	kernel_error;	/* set by a kernel that failed (GX_KERR_*) */
+	uint32_t	pad;
+	uint64_t	arg;			/* kind-specific argument */
+	uint64_t	reserve_bytes;	/* device memory to reserve (GX_REQ_SLEEP) */
+} GxBatch;
+
+GX_FUNC const GxPageRef *
+gx_batch_pages(const GxBatch *b)
+{
+	return (const GxPageRef *) ((const char *) b + b->pages_offset);
+}
+
+GX_FUNC void *
+gx_batch_out(GxBatch *b)
+{
+	return (void *) ((char *) b + b->out_offset);
+}
+
+/* ---------------------------------------------------------------------
+ * Reading a heap page: the per-page semantics both engines share
+ * ---------------------------------------------------------------------
+ */
+GX_FUNC uint32_t
+gx_load_u32(const unsigned char *p)
+{
+	return *(const uint32_t *) p;
+}
+
+GX_FUNC uint16_t
+gx_load_u16(const unsigned char *p)
+{
+	return *(const uint16_t *) p;
+}
+
+/* line pointer 'off' (1-based) of a page */
+GX_FUNC uint32_t
+gx_page_itemid(const unsigned char *page, uint32_t off)
+{
+	return gx_load_u32(page + GX_PAGE_HEADER_SIZE + (off - 1) * 4);
+}
+
+/* is tuple 'off' (1-based) visible according to the page reference? */
+GX_FUNC int
+gx_tuple_visible(const GxPageRef *ref, uint32_t off)
+{
+	if (ref->flags & GX_PAGE_ALL_VISIBLE)
+		return 1;
+	return (ref->visible[(off - 1) >> 5] >> ((off - 1) & 31)) & 1;
+}
+
+/* a bitmap word of a per-page tuple set */
+GX_FUNC void
+gx_bitmap_set(uint32_t *bitmap, uint32_t off)
+{
+	bitmap[(off - 1) >> 5] |= (uint32_t) 1 << ((off - 1) & 31);
+}
+
+GX_FUNC int
+gx_bitmap_test(const uint32_t *bitmap, uint32_t off)
+{
+	return (bitmap[(off - 1) >> 5] >> ((off - 1) & 31)) & 1;
+}
+
+/*
+ * Count the normal and the visible tuples of one line pointer: the
+ * per-row step of GX_REQ_PAGE_COUNT.
+ */
+GX_FUNC void
+gx_count_tuple(const unsigned char *page, const GxPageRef *ref,
+			   uint32_t off, uint32_t *nnormal, uint32_t *nvisible)
+{
+	uint32_t	lp = gx_page_itemid(page, off);
+
+	if (GX_LP_FLAGS(lp) != GX_LP_NORMAL)
+		return;
+	(*nnormal)++;
+	if (gx_tuple_visible(ref, off))
+		(*nvisible)++;
+}
+
+#endif							/* GX_COMMON_H */

@@ -1,0 +1,22 @@
+/*-------------------------------------------------------------------------
+ * gx_kernels.h
+ *		Host-side launchers of the device kernels, one per request kind.
+ *
+ * Each launcher enqueues its kernels on the given stream and returns the
+ * launch error, if any; it never synchronises.  Used by gpu_runtime.cu.
+ *
+ * IDENTIFICATION
+ *		cuda/gx_kernels.h
+ *-------------------------------------------------------------------------
+ */
+#ifndef GX_KERNELS_H
+#define GX_KERNELS_H
+
+#include <cuda_runtime.h>
+#include "gx_runtime.h"
+
+extern cudaError_t gx_launch_page_count(const GxLaunch *l, cudaStream_t s);
+extern cudaError_t gx_launch_sleep(const GxLaunch *l, cudaStream_t s);
+extern cudaError_t gx_launch_stall(const GxLaunch *l, cudaStream_t s);
+
+#endif							/* GX_KERNELS_H */

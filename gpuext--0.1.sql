@@ -1,0 +1,78 @@
+/* gpuext--0.1.sql */
+
+-- complain if script is sourced in psql, rather than via CREATE EXTENSION
+\echo Use "CREATE EXTENSION gpuext" to load this file. \quit
+
+-- Version of the loaded library
+CREATE FUNCTION gpuext_version()
+RETURNS text
+AS 'MODULE_PATHNAME', 'gpuext_version'
+LANGUAGE C STABLE STRICT PARALLEL SAFE;
+
+-- GPUs the service opened, or the CPU engine and why no GPU is used
+CREATE FUNCTION gpuext_devices(
+    OUT device_index int,
+    OUT engine text,
+    OUT name text,
+    OUT sm_count int,
+    OUT memory_total bigint,
+    OUT memory_free bigint,
+    OUT memory_used_by_gpuext bigint,
+    OUT compute_capability text,
+    OUT status text)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'gpuext_devices'
+LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
+
+-- State and counters of the GPU service
+CREATE FUNCTION gpuext_status(
+    OUT service_state text,
+    OUT service_pid int,
+    OUT detail text,
+    OUT devices int,
+    OUT requests_served bigint,
+    OUT requests_failed bigint,
+    OUT requests_cancelled bigint,
+    OUT gpu_batches bigint,
+    OUT cpu_batches bigint,
+    OUT fallbacks bigint,
+    OUT bytes_read bigint,
+    OUT bytes_returned bigint,
+    OUT device_time_ms float8,
+    OUT device_memory_in_use bigint,
+    OUT dma_arena_in_use bigint,
+    OUT service_restarts bigint)
+RETURNS record
+AS 'MODULE_PATHNAME', 'gpuext_status'
+LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
+
+-- statistics are for monitoring roles
+REVOKE ALL ON FUNCTION gpuext_status() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION gpuext_status() TO pg_monitor;
+
+-- Per-page counts of normal and visible tuples, read in place by a kernel
+-- (or the CPU engine); needs SELECT on the relation
+CREATE FUNCTION gpuext_page_counts(
+    rel regclass,
+    engine text DEFAULT 'auto',
+    OUT blkno bigint,
+    OUT tuples int,
+    OUT visible int)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'gpuext_page_counts'
+LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+
+-- Mean microseconds of an empty request through the GPU service
+CREATE FUNCTION gpuext_service_roundtrip(requests int DEFAULT 1000)
+RETURNS float8
+AS 'MODULE_PATHNAME', 'gpuext_service_roundtrip'
+LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+
+-- Debugging: a device request that holds reserve_mb of device memory for
+-- ms milliseconds unless cancelled (superuser only)
+CREATE FUNCTION gpuext_debug_sleep(ms int, reserve_mb int DEFAULT 0, engine text DEFAULT 'auto')
+RETURNS text
+AS 'MODULE_PATHNAME', 'gpuext_debug_sleep'
+LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+
+REVOKE ALL ON FUNCTION gpuext_debug_sleep(int, int, text) FROM PUBLIC;

@@ -1,0 +1,363 @@
+/*-------------------------------------------------------------------------
+ * client.c
+ *		The backend side of GPU service requests: take a slot and arena
+ *		space, submit, wait on the latch, cancel and clean up.
+ *
+ * A backend (or parallel worker) waits for its request on its own latch,
+ * so statement_timeout and pg_cancel_backend interrupt the wait at once.
+ * Requests belong to the resource owner that was current when they were
+ * created: when it is released (at the end of the query, or because of
+ * an error), requests still in flight are cancelled and their arena space
+ * is freed only once the service let go of it.  A request the service does
+ * not release in time is abandoned to the service, which frees it.
+ *
+ * IDENTIFICATION
+ *		src/client.c
+ *-------------------------------------------------------------------------
+ */
+#include "gpuext.h"
+
+#include <signal.h>
+
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "storage/ipc.h"
+#include "storage/proc.h"
+#include "utils/memutils.h"
+
+/* every request this backend holds, in TopMemoryContext */
+static dlist_head my_requests = DLIST_STATIC_INIT(my_requests);
+
+/* how long cleanup waits for the service to let go of a request */
+#define CLEANUP_WAIT_MS		5000
+
+/*
+ * Is the service up with a GPU?  If not, *why says why (for EXPLAIN,
+ * NOTICEs and gpuext_devices()).
+ */
+bool
+gx_service_has_gpu(const char **why)
+{
+	int			state;
+
+	if (!gpuext_preloaded || gx_shared == NULL)
+	{
+		*why = "gpuext is not in shared_preload_libraries";
+		return false;
+	}
+	SpinLockAcquire(&gx_shared->mutex);
+	state = gx_shared->service_state;
+	SpinLockRelease(&gx_shared->mutex);
+	switch (state)
+	{
+		case GX_SERVICE_READY:
+			*why = NULL;
+			return true;
+		case GX_SERVICE_NO_GPU:
+			*why = "the GPU service found no usable GPU";
+			return false;
+		case GX_SERVICE_STARTING:
+		case GX_SERVICE_NOT_STARTED:
+			*why = "the GPU service is starting";
+			return false;
+		default:
+			*why = "the GPU service is not running";
+			return false;
+	}
+}
+
+/* Is the service that took this request still the one running? */
+static bool
+service_alive(uint32 generation)
+{
+	int			pid;
+	uint32		gen;
+
+	SpinLockAcquire(&gx_shared->mutex);
+	pid = gx_shared->service_pid;
+	gen = gx_shared->generation;
+	SpinLockRelease(&gx_shared->mutex);
+	if (pid == 0 || gen != generation)
+		return false;
+	/* a service killed without running its exit callback */
+	return kill(pid, 0) == 0;
+}
+
+/*
+ * Reserve a request slot of this backend and 'batch_bytes' of DMA arena.
+ * Returns NULL when either is exhausted; the caller then uses the CPU
+ * engine (or waits for one of its requests in flight).
+ */
+GxRequest *
+gx_request_create(Size batch_bytes)
+{
+	GxRequest  *req;
+	int			first = MyProc->pgprocno * GX_SLOTS_PER_BACKEND;
+	int			slot_index = -1;
+	uint64		off,
+				len;
+
+	for (int i = first; i < first + GX_SLOTS_PER_BACKEND; i++)
+	{
+		if (pg_atomic_read_u32(&gx_slot(i)->state) == GX_SLOT_FREE)
+		{
+			slot_index = i;
+			break;
+		}
+	}
+	if (slot_index < 0)
+		return NULL;
+	gx_client_attach();
+	if (!gx_arena_alloc(batch_bytes, &off, &len))
+		return NULL;
+
+	req = MemoryContextAllocZero(TopMemoryContext, sizeof(GxRequest));
+	req->slot_index = slot_index;
+	req->arena_off = off;
+	req->arena_len = len;
+	req->batch = (GxBatch *) (gx_arena + off);
+	req->owner = CurrentResourceOwner;
+	/* the slot is ours until we free it: no one else uses our indexes */
+	pg_atomic_write_u32(&gx_slot(slot_index)->cancel, 0);
+	dlist_push_tail(&my_requests, &req->node);
+	return req;
+}
+
+/* Hand a filled batch to the service. */
+void
+gx_request_submit(GxRequest *req, int kind)
+{
+	GxSlot	   *s = gx_slot(req->slot_index);
+
+	Assert(!req->in_flight);
+	s->owner_pid = MyProcPid;
+	s->owner_procno = MyProc->pgprocno;
+	s->kind = kind;
+	s->fault = gpuext_debug_inject_fault;
+	s->mem_limit = (uint64) gpuext_gpu_memory_limit_mb * 1024 * 1024;
+	s->arena_off = req->arena_off;
+	s->arena_len = req->arena_len;
+	s->status = GX_OK;
+	s->errmsg[0] = '\0';
+	req->batch->kind = kind;
+	pg_atomic_write_u32(&s->cancel, 0);
+
+	SpinLockAcquire(&gx_shared->mutex);
+	s->generation = gx_shared->generation;
+	SpinLockRelease(&gx_shared->mutex);
+
+	pg_write_barrier();
+	pg_atomic_write_u32(&s->state, GX_SLOT_QUEUED);
+	req->in_flight = true;
+	if (!gx_queue_push(req->slot_index))
+	{
+		/* cannot happen: the queue has room for every slot */
+		pg_atomic_write_u32(&s->state, GX_SLOT_FREE);
+		req->in_flight = false;
+		elog(ERROR, "gpuext: submission queue is full");
+	}
+	SpinLockAcquire(&gx_shared->mutex);
+	if (gx_shared->service_latch)
+		SetLatch(gx_shared->service_latch);
+	SpinLockRelease(&gx_shared->mutex);
+}
+
+/* Collect the result of a finished request. */
+static void
+collect_result(GxRequest *req, int status_override, const char *msg)
+{
+	GxSlot	   *s = gx_slot(req->slot_index);
+
+	pg_read_barrier();
+	if (status_override >= 0)
+	{
+		req->status = status_override;
+		strlcpy(req->errmsg, msg, sizeof(req->errmsg));
+		req->device_ms = 0;
+	}
+	else
+	{
+		req->status = s->status;
+		req->device_ms = s->device_ms;
+		strlcpy(req->errmsg, s->errmsg, sizeof(req->errmsg));
+	}
+	req->in_flight = false;
+}
+
+/*
+ * Try to take back a request from the service when it is gone.  Returns
+ * true when the slot is ours again (the service will never touch it).
+ */
+static bool
+reclaim_from_dead_service(GxSlot *s)
+{
+	uint32		expected = GX_SLOT_QUEUED;
+
+	if (pg_atomic_compare_exchange_u32(&s->state, &expected, GX_SLOT_DONE))
+		return true;
+	if (expected == GX_SLOT_DONE)
+		return true;
+	expected = GX_SLOT_RUNNING;
+	/* the service exited without finishing it: no kernel runs any more */
+	return pg_atomic_compare_exchange_u32(&s->state, &expected, GX_SLOT_DONE) ||
+		expected == GX_SLOT_DONE;
+}
+
+/*
+ * Wait for a submitted request, interruptibly: a cancel or a timeout
+ * raises its ERROR here and the resource owner cleanup cancels the
+ * request.  Returns the request's GxStatus.
+ */
+int
+gx_request_wait(GxRequest *req)
+{
+	GxSlot	   *s = gx_slot(req->slot_index);
+	uint32		generation = s->generation;
+
+	Assert(req->in_flight);
+	for (;;)
+	{
+		if (pg_atomic_read_u32(&s->state) == GX_SLOT_DONE)
+		{
+			collect_result(req, -1, NULL);
+			return req->status;
+		}
+		if (!service_alive(generation) && reclaim_from_dead_service(s))
+		{
+			collect_result(req, GX_ERR_SERVICE_GONE,
+						   "the GPU service stopped while the request was pending");
+			return req->status;
+		}
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 gpuext_service_poll_ms, PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+		CHECK_FOR_INTERRUPTS();
+	}
+}
+
+/*
+ * Cancel a request in flight and wait, uninterruptibly but for a bounded
+ * time, until the service lets go of it.  Returns true if the slot and
+ * arena space are ours to free; false if they were abandoned to the
+ * service.
+ */
+static bool
+cancel_and_drain(GxRequest *req)
+{
+	GxSlot	   *s = gx_slot(req->slot_index);
+	uint32		generation = s->generation;
+	int			waited = 0;
+
+	pg_atomic_write_u32(&s->cancel, 1);
+	SpinLockAcquire(&gx_shared->mutex);
+	if (gx_shared->service_latch)
+		SetLatch(gx_shared->service_latch);
+	SpinLockRelease(&gx_shared->mutex);
+
+	while (waited < CLEANUP_WAIT_MS)
+	{
+		uint32		state = pg_atomic_read_u32(&s->state);
+
+		if (state == GX_SLOT_DONE)
+			return true;
+		if (!service_alive(generation) && reclaim_from_dead_service(s))
+			return true;
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 10, PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+		waited += 10;
+	}
+
+	/* hand it over; if it finished meanwhile, it is ours after all */
+	for (;;)
+	{
+		uint32		expected = pg_atomic_read_u32(&s->state);
+
+		if (expected == GX_SLOT_DONE)
+			return true;
+		if (pg_atomic_compare_exchange_u32(&s->state, &expected, GX_SLOT_ABANDONED))
+		{
+			elog(WARNING, "gpuext: request abandoned to the GPU service after %d ms",
+				 CLEANUP_WAIT_MS);
+			return false;
+		}
+	}
+}
+
+/* Free a request: cancel it if still in flight, release slot and arena. */
+void
+gx_request_destroy(GxRequest *req)
+{
+	bool		ours = true;
+
+	if (req->slot_index < 0)
+		return;
+	if (req->in_flight)
+		ours = cancel_and_drain(req);
+	if (ours)
+	{
+		gx_arena_free(req->arena_off, req->arena_len);
+		pg_atomic_write_u32(&gx_slot(req->slot_index)->state, GX_SLOT_FREE);
+	}
+	req->slot_index = -1;
+	dlist_delete(&req->node);
+	pfree(req);
+}
+
+/*
+ * Resource owner callback: free the requests of the owner being released.
+ * On commit a request still held is a bug in a node's cleanup: say so.
+ */
+static void
+release_requests(ResourceReleasePhase phase, bool isCommit, bool isTopLevel, void *arg)
+{
+	dlist_mutable_iter iter;
+
+	if (phase != RESOURCE_RELEASE_BEFORE_LOCKS)
+		return;
+	dlist_foreach_modify(iter, &my_requests)
+	{
+		GxRequest  *req = dlist_container(GxRequest, node, iter.cur);
+
+		if (req->owner != CurrentResourceOwner)
+			continue;
+		if (isCommit)
+			elog(WARNING, "gpuext: request %d was not released at the end of its query",
+				 req->slot_index);
+		gx_request_destroy(req);
+	}
+}
+
+/* Process exit (FATAL, pg_terminate_backend): release everything. */
+static void
+release_all_requests(int code, Datum arg)
+{
+	dlist_mutable_iter iter;
+
+	if (gx_shared == NULL)
+		return;
+	dlist_foreach_modify(iter, &my_requests)
+		gx_request_destroy(dlist_container(GxRequest, node, iter.cur));
+}
+
+/* Install the callbacks; from _PG_init under shared_preload_libraries. */
+void
+gx_client_init(void)
+{
+	RegisterResourceReleaseCallback(release_requests, NULL);
+}
+
+/*
+ * Called once per backend before its first request: release the
+ * requests on process exit.
+ */
+void
+gx_client_attach(void)
+{
+	static bool attached = false;
+
+	if (attached)
+		return;
+	before_shmem_exit(release_all_requests, 0);
+	attached = true;
+}

@@ -1,0 +1,85 @@
+/*-------------------------------------------------------------------------
+ * cpu_engine.c
+ *		The CPU engine: runs batches in the backend with the same per-row
+ *		code as the GPU kernels (the headers under cuda/).
+ *
+ * Used when gpuext.device = cpu, when the service has no GPU, and to rerun
+ * a batch the GPU failed on.  It reads heap pages in place in
+ * shared_buffers, exactly as the kernels do through the registered
+ * segment.
+ *
+ * IDENTIFICATION
+ *		src/cpu_engine.c
+ *-------------------------------------------------------------------------
+ */
+#include "gpuext.h"
+
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "storage/buf_internals.h"
+#include "storage/bufmgr.h"
+#include "storage/latch.h"
+#include "utils/timestamp.h"
+
+
+/* The page of a page reference, in shared buffers. */
+static inline const unsigned char *
+page_of(const GxPageRef *ref)
+{
+	return (const unsigned char *) BufferBlocks + (Size) ref->buf_id * BLCKSZ;
+}
+
+/* GX_REQ_PAGE_COUNT: per-page counts of normal and visible tuples. */
+static void
+cpu_page_count(GxBatch *batch)
+{
+	const GxPageRef *refs = gx_batch_pages(batch);
+	GxPageCount *out = (GxPageCount *) gx_batch_out(batch);
+
+	for (uint32 p = 0; p < batch->npages; p++)
+	{
+		const unsigned char *page = page_of(&refs[p]);
+		uint32		nnormal = 0;
+		uint32		nvisible = 0;
+
+		for (uint32 off = 1; off <= refs[p].nline; off++)
+			gx_count_tuple(page, &refs[p], off, &nnormal, &nvisible);
+		out[p].nnormal = nnormal;
+		out[p].nvisible = nvisible;
+	}
+}
+
+/* GX_REQ_SLEEP: wait batch->arg nanoseconds, interruptibly. */
+static void
+cpu_sleep(GxBatch *batch)
+{
+	TimestampTz end = GetCurrentTimestamp() + batch->arg / 1000;
+
+	while (GetCurrentTimestamp() < end)
+	{
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 10, PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+		CHECK_FOR_INTERRUPTS();
+	}
+}
+
+/* Run one batch to completion in this backend. */
+void
+gx_cpu_run_batch(GxBatch *batch)
+{
+	batch->kernel_error = GX_KERR_NONE;
+	switch (batch->kind)
+	{
+		case GX_REQ_NOOP:
+			break;
+		case GX_REQ_PAGE_COUNT:
+			cpu_page_count(batch);
+			break;
+		case GX_REQ_SLEEP:
+			cpu_sleep(batch);
+			break;
+		default:
+			elog(ERROR, "gpuext: unknown batch kind %u", batch->kind);
+	}
+}

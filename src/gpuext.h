@@ -1,0 +1,259 @@
+/*-------------------------------------------------------------------------
+ * gpuext.h
+ *		Declarations shared by the host-side modules of gpuext.
+ *
+ * IDENTIFICATION
+ *		src/gpuext.h
+ *-------------------------------------------------------------------------
+ */
+#ifndef GPUEXT_H
+#define GPUEXT_H
+
+#include "postgres.h"
+
+#include "access/relscan.h"
+#include "datatype/timestamp.h"
+#include "lib/ilist.h"
+#include "port/atomics.h"
+#include "storage/latch.h"
+#include "storage/lwlock.h"
+#include "storage/buf.h"
+#include "storage/spin.h"
+#include "utils/relcache.h"
+#include "utils/snapshot.h"
+#include "utils/resowner.h"
+
+#include "gx_common.h"
+#include "gx_runtime.h"
+
+#define GPUEXT_VERSION_STR	"0.1"
+
+/* ---------------------------------------------------------------------
+ * GUCs (gpuext.c)
+ * ---------------------------------------------------------------------
+ */
+typedef enum GpuextDeviceMode
+{
+	GPUEXT_DEVICE_AUTO,
+	GPUEXT_DEVICE_GPU,
+	GPUEXT_DEVICE_CPU
+} GpuextDeviceMode;
+
+typedef enum GpuextFallbackMode
+{
+	GPUEXT_FALLBACK_ON,
+	GPUEXT_FALLBACK_NOTICE,
+	GPUEXT_FALLBACK_OFF
+} GpuextFallbackMode;
+
+extern bool gpuext_enabled;
+extern bool gpuext_enable_gpuscan;
+extern bool gpuext_enable_gpujoin;
+extern bool gpuext_enable_gpuagg;
+extern int	gpuext_device_mode;
+extern int	gpuext_cpu_fallback;
+extern int	gpuext_gpu_memory_limit_mb;
+extern bool gpuext_regression_test_mode;
+extern bool gpuext_force_offload;
+extern int	gpuext_dma_buffer_size_mb;
+extern int	gpuext_max_batch_pages;
+extern int	gpuext_service_poll_ms;
+extern int	gpuext_debug_inject_fault;
+
+extern PGDLLEXPORT void _PG_init(void);
+
+/* true when loaded through shared_preload_libraries */
+extern bool gpuext_preloaded;
+
+/* ---------------------------------------------------------------------
+ * Shared state between backends and the GPU service (shmem.c)
+ * ---------------------------------------------------------------------
+ */
+typedef enum GxServiceState
+{
+	GX_SERVICE_NOT_STARTED = 0,
+	GX_SERVICE_STARTING,
+	GX_SERVICE_READY,			/* serving requests on at least one GPU */
+	GX_SERVICE_NO_GPU,			/* running, but no usable GPU */
+	GX_SERVICE_STOPPED			/* exited; the postmaster restarts it */
+} GxServiceState;
+
+/* life of a request slot; transitions are compare-and-swap */
+typedef enum GxSlotState
+{
+	GX_SLOT_FREE = 0,
+	GX_SLOT_QUEUED,				/* submitted by its owner */
+	GX_SLOT_RUNNING,			/* taken by the service */
+	GX_SLOT_DONE,				/* result ready for the owner */
+	GX_SLOT_ABANDONED			/* owner gave up: the service frees it */
+} GxSlotState;
+
+#define GX_SLOTS_PER_BACKEND 4
+
+/* one request, in shared memory */
+typedef struct GxSlot
+{
+	pg_atomic_uint32 state;		/* GxSlotState */
+	pg_atomic_uint32 cancel;	/* owner asks the service to stop it */
+	int			owner_pid;
+	int			owner_procno;
+	uint32		generation;		/* service generation it was sent to */
+	int			kind;			/* GxRequestKind */
+	int			fault;			/* GxFault */
+	uint64		mem_limit;		/* device bytes it may reserve, 0 = any */
+	uint64		arena_off;		/* its batch in the DMA arena */
+	uint64		arena_len;
+	/* filled in by the service */
+	int			status;			/* GxStatus */
+	int			device;
+	float		device_ms;
+	char		errmsg[GX_ERRLEN];
+} GxSlot;
+
+typedef struct GxShared
+{
+	slock_t		mutex;			/* protects the service fields below */
+	int			service_state;	/* GxServiceState */
+	int			service_pid;
+	uint32		generation;		/* bumped at each service start */
+	Latch	   *service_latch;
+	char		detail[GX_ERRLEN];
+	TimestampTz service_started;
+
+	int			ndevices;
+	GxDeviceProps devices[GX_MAX_DEVICES];
+	pg_atomic_uint64 device_mem_used[GX_MAX_DEVICES];
+
+	/* statistics */
+	pg_atomic_uint64 requests_served;
+	pg_atomic_uint64 requests_failed;
+	pg_atomic_uint64 requests_cancelled;
+	pg_atomic_uint64 gpu_batches;
+	pg_atomic_uint64 cpu_batches;
+	pg_atomic_uint64 fallbacks;
+	pg_atomic_uint64 bytes_read;	/* heap bytes read by kernels */
+	pg_atomic_uint64 bytes_returned;
+	pg_atomic_uint64 device_time_us;
+	pg_atomic_uint64 service_restarts;
+
+	/* submission queue: ring of slot indexes */
+	slock_t		queue_lock;
+	uint32		queue_head;
+	uint32		queue_tail;
+
+	/* the DMA arena */
+	LWLock	   *arena_lock;
+	uint64		arena_size;
+	uint32		arena_units;
+	uint32		arena_units_used;
+
+	int			nslots;
+	/* then: GxSlot slots[nslots]; uint32 queue[nslots]; uint32 units[arena_units] */
+} GxShared;
+
+#define GX_ARENA_UNIT		(64 * 1024)
+
+extern GxShared *gx_shared;
+extern char *gx_arena;			/* 2 MB aligned base of the DMA arena */
+
+extern void gx_shmem_request(void);
+extern void gx_shmem_startup(void);
+extern GxSlot *gx_slot(int index);
+extern uint32 *gx_queue(void);
+extern bool gx_queue_push(uint32 slot_index);
+extern bool gx_queue_pop(uint32 *slot_index);
+extern const char *gx_service_state_name(int state);
+
+/* ---------------------------------------------------------------------
+ * DMA arena (arena.c)
+ * ---------------------------------------------------------------------
+ */
+extern bool gx_arena_alloc(Size bytes, uint64 *offset, uint64 *len);
+extern void gx_arena_free(uint64 offset, uint64 len);
+extern uint64 gx_arena_bytes_in_use(void);
+
+/* ---------------------------------------------------------------------
+ * GPU service (service.c)
+ * ---------------------------------------------------------------------
+ */
+extern void gx_register_service(void);
+PGDLLEXPORT void gpuext_service_main(Datum arg);
+
+/* ---------------------------------------------------------------------
+ * Backend side of requests (client.c)
+ * ---------------------------------------------------------------------
+ */
+typedef struct GxRequest
+{
+	int			slot_index;		/* -1 once released */
+	uint64		arena_off;
+	uint64		arena_len;
+	GxBatch    *batch;			/* the batch in the arena */
+	ResourceOwner owner;
+	bool		in_flight;
+	int			status;			/* GxStatus of the last wait */
+	float		device_ms;
+	char		errmsg[GX_ERRLEN];
+	dlist_node	node;
+} GxRequest;
+
+extern bool gx_service_has_gpu(const char **why);
+extern GxRequest *gx_request_create(Size batch_bytes);
+extern void gx_request_submit(GxRequest *req, int kind);
+extern int	gx_request_wait(GxRequest *req);
+extern void gx_request_destroy(GxRequest *req);
+extern void gx_client_init(void);
+extern void gx_client_attach(void);
+extern void gx_check_itemid_layout(void);
+
+/* ---------------------------------------------------------------------
+ * Engines: where a batch runs, and fallback (engine.c, cpu_engine.c)
+ * ---------------------------------------------------------------------
+ */
+typedef struct GxEngine
+{
+	bool		use_gpu;		/* decided when the node starts */
+	bool		fallback_noticed;
+	uint64		gpu_batches;
+	uint64		cpu_batches;
+	uint64		fallback_batches;
+	uint64		pages;
+	double		device_ms;
+} GxEngine;
+
+/* a batch being built or in flight, on either engine */
+typedef struct GxPendingBatch
+{
+	GxBatch    *batch;
+	Size		size;
+	GxRequest  *req;			/* GPU: its request, else NULL */
+	bool		in_flight;
+} GxPendingBatch;
+
+extern void gx_engine_start(GxEngine *engine);
+extern GxBatch *gx_engine_batch_alloc(GxEngine *engine, GxPendingBatch *pb, Size size);
+extern void gx_engine_submit(GxEngine *engine, GxPendingBatch *pb);
+extern void gx_engine_wait(GxEngine *engine, GxPendingBatch *pb);
+extern void gx_engine_batch_free(GxPendingBatch *pb);
+extern const char *gx_engine_name(const GxEngine *engine);
+extern void gx_cpu_run_batch(GxBatch *batch);
+extern void gx_report_failure(int status, const char *msg);
+
+/* ---------------------------------------------------------------------
+ * Reading heap pages into batches (relscan.c)
+ * ---------------------------------------------------------------------
+ */
+typedef struct GxPageSource GxPageSource;	/* opaque */
+
+extern GxPageSource *gx_pages_begin(Relation rel, Snapshot snapshot,
+									ParallelBlockTableScanDesc pscan);
+extern uint32 gx_pages_fill(GxPageSource *src, GxPageRef *refs,
+							Buffer *buffers, uint32 max_pages);
+extern void gx_pages_release(Buffer *buffers, uint32 npages);
+extern void gx_pages_end(GxPageSource *src);
+extern void gx_pages_rescan(GxPageSource *src);
+extern Size gx_batch_size(uint32 npages, Size program_len, Size out_per_page);
+extern void gx_batch_layout(GxBatch *batch, int kind, uint32 npages,
+							Size program_len, Size out_per_page);
+
+#endif							/* GPUEXT_H */

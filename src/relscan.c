@@ -1,0 +1,221 @@
+/*-------------------------------------------------------------------------
+ * relscan.c
+ *		Heap pages to batches: pin pages in shared_buffers and record what
+ *		the device needs to read them in place.
+ *
+ * For every page of a batch the backend pins the buffer (for the life of
+ * the batch), takes the share lock, and records the buffer id and the
+ * line pointer count.  A page that is all-visible goes as it is; for any
+ * other page a bitmap of the tuples visible to the query's snapshot is
+ * computed under the lock, exactly as PostgreSQL's page-at-a-time heap
+ * scan does.  Pages with nothing visible are skipped.  The device then
+ * reads tuples with only the pin held, as heap scans do: a pin keeps
+ * tuples from moving (pruning needs a cleanup lock).  Pages that are not
+ * resident are read into shared_buffers through the buffer manager.
+ *
+ * IDENTIFICATION
+ *		src/relscan.c
+ *-------------------------------------------------------------------------
+ */
+#include "gpuext.h"
+
+#include "access/heapam.h"
+#include "access/relscan.h"
+#include "access/tableam.h"
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "storage/bufmgr.h"
+#include "storage/predicate.h"
+#include "utils/rel.h"
+#include "utils/snapmgr.h"
+
+struct GxPageSource
+{
+	Relation	rel;
+	Snapshot	snapshot;
+	BufferAccessStrategy strategy;
+	BlockNumber nblocks;
+	BlockNumber next;
+	ParallelBlockTableScanDesc pscan;
+	ParallelBlockTableScanWorkerData pwork;
+	bool		parallel_started;
+	bool		done;
+};
+
+/* Start reading the pages of a heap relation (serially, or a share of a parallel scan). */
+GxPageSource *
+gx_pages_begin(Relation rel, Snapshot snapshot, ParallelBlockTableScanDesc pscan)
+{
+	GxPageSource *src = palloc0(sizeof(GxPageSource));
+
+	src->rel = rel;
+	src->snapshot = snapshot;
+	src->pscan = pscan;
+	src->nblocks = pscan ? pscan->phs_nblocks : RelationGetNumberOfBlocks(rel);
+	/* large relations go through a ring, like sequential scans */
+	if ((Size) src->nblocks > (Size) NBuffers / 4)
+		src->strategy = GetAccessStrategy(BAS_BULKREAD);
+	/* serializable transactions lock the relation, as a seqscan does */
+	PredicateLockRelation(rel, snapshot);
+	pgstat_count_heap_scan(rel);
+	return src;
+}
+
+/* Restart from the first page (serial scans; parallel ones reinitialise the shared state). */
+void
+gx_pages_rescan(GxPageSource *src)
+{
+	src->next = 0;
+	src->done = false;
+	src->parallel_started = false;
+	if (!src->pscan)
+		src->nblocks = RelationGetNumberOfBlocks(src->rel);
+}
+
+/* The next block number to read, or InvalidBlockNumber. */
+static BlockNumber
+next_block(GxPageSource *src)
+{
+	if (src->pscan)
+	{
+		if (!src->parallel_started)
+		{
+			table_block_parallelscan_startblock_init(src->rel, &src->pwork, src->pscan);
+			src->parallel_started = true;
+		}
+		return table_block_parallelscan_nextpage(src->rel, &src->pwork, src->pscan);
+	}
+	if (src->next >= src->nblocks)
+		return InvalidBlockNumber;
+	return src->next++;
+}
+
+/*
+ * Record one pinned page in 'ref', under its share lock.  Returns false
+ * if no tuple of the page is visible (the caller drops the page).
+ */
+static bool
+describe_page(GxPageSource *src, Buffer buf, BlockNumber blkno, GxPageRef *ref)
+{
+	Page		page = BufferGetPage(buf);
+	OffsetNumber lines;
+	bool		all_visible;
+	bool		serializable = IsolationIsSerializable();
+	bool		any = false;
+
+	LockBuffer(buf, BUFFER_LOCK_SHARE);
+	lines = PageGetMaxOffsetNumber(page);
+	all_visible = PageIsAllVisible(page) && !src->snapshot->takenDuringRecovery;
+
+	ref->buf_id = buf - 1;
+	ref->nline = lines;
+	ref->blkno = blkno;
+	ref->flags = all_visible ? GX_PAGE_ALL_VISIBLE : 0;
+	memset(ref->visible, 0, sizeof(ref->visible));
+
+	if (all_visible && !serializable)
+		any = lines > 0;
+	else
+	{
+		for (OffsetNumber off = FirstOffsetNumber; off <= lines; off++)
+		{
+			ItemId		lpp = PageGetItemId(page, off);
+			HeapTupleData loctup;
+			bool		valid;
+
+			if (!ItemIdIsNormal(lpp))
+				continue;
+			loctup.t_tableOid = RelationGetRelid(src->rel);
+			loctup.t_data = (HeapTupleHeader) PageGetItem(page, lpp);
+			loctup.t_len = ItemIdGetLength(lpp);
+			ItemPointerSet(&loctup.t_self, blkno, off);
+			valid = all_visible ||
+				HeapTupleSatisfiesVisibility(&loctup, src->snapshot, buf);
+			HeapCheckForSerializableConflictOut(valid, src->rel, &loctup, buf, src->snapshot);
+			if (valid)
+			{
+				gx_bitmap_set(ref->visible, off);
+				any = true;
+			}
+		}
+	}
+	LockBuffer(buf, BUFFER_LOCK_UNLOCK);
+	return any;
+}
+
+/*
+ * Pin up to max_pages pages with visible tuples and describe them in
+ * refs[]; their buffers go to buffers[] (released by gx_pages_release).
+ * Returns the number of pages, 0 at the end of the relation.
+ */
+uint32
+gx_pages_fill(GxPageSource *src, GxPageRef *refs, Buffer *buffers, uint32 max_pages)
+{
+	uint32		n = 0;
+
+	while (n < max_pages && !src->done)
+	{
+		BlockNumber blkno = next_block(src);
+		Buffer		buf;
+
+		if (blkno == InvalidBlockNumber)
+		{
+			src->done = true;
+			break;
+		}
+		CHECK_FOR_INTERRUPTS();
+		buf = ReadBufferExtended(src->rel, MAIN_FORKNUM, blkno, RBM_NORMAL, src->strategy);
+		heap_page_prune_opt(src->rel, buf);
+		if (describe_page(src, buf, blkno, &refs[n]))
+			buffers[n++] = buf;
+		else
+			ReleaseBuffer(buf);
+	}
+	return n;
+}
+
+/* Unpin the pages of a batch. */
+void
+gx_pages_release(Buffer *buffers, uint32 npages)
+{
+	for (uint32 i = 0; i < npages; i++)
+		ReleaseBuffer(buffers[i]);
+}
+
+void
+gx_pages_end(GxPageSource *src)
+{
+	if (src->strategy)
+		FreeAccessStrategy(src->strategy);
+	pfree(src);
+}
+
+/* Bytes of a batch of npages with a program and per-page results. */
+Size
+gx_batch_size(uint32 npages, Size program_len, Size out_per_page)
+{
+	Size		sz = MAXALIGN(sizeof(GxBatch));
+
+	sz += (Size) npages * sizeof(GxPageRef);
+	sz = TYPEALIGN(16, sz) + program_len;
+	sz = TYPEALIGN(64, sz) + (Size) npages * out_per_page;
+	return sz;
+}
+
+/* Lay out a batch allocated with gx_batch_size for up to npages. */
+void
+gx_batch_layout(GxBatch *batch, int kind, uint32 npages, Size program_len, Size out_per_page)
+{
+	Size		off = MAXALIGN(sizeof(GxBatch));
+
+	batch->kind = kind;
+	batch->npages = 0;
+	batch->pages_offset = off;
+	off += (Size) npages * sizeof(GxPageRef);
+	off = TYPEALIGN(16, off);
+	batch->program_offset = off;
+	batch->program_len = program_len;
+	off = TYPEALIGN(64, off + program_len);
+	batch->out_offset = off;
+	batch->out_len = (Size) npages * out_per_page;
+}

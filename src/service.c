@@ -1,0 +1,617 @@
+/*-------------------------------------------------------------------------
+ * service.c
+ *		The GPU service: one background worker that owns every CUDA
+ *		context and runs the requests that backends submit.
+ *
+ * Backends put requests in shared-memory slots and a queue, set the
+ * service's latch and sleep on their own.  The service registers
+ * shared_buffers and the DMA arena with CUDA once, so kernels read heap
+ * pages and batches in place, starts each request on a stream and polls
+ * for its completion.  Cancellation is a flag in the slot: a running
+ * kernel sees it through the batch's abort flag.  When the service exits
+ * it fails every request it holds, so no backend waits for ever, and the
+ * postmaster starts it again.
+ *
+ * IDENTIFICATION
+ *		src/service.c
+ *-------------------------------------------------------------------------
+ */
+#include "gpuext.h"
+
+#include <signal.h>
+#include <sched.h>
+
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "postmaster/bgworker.h"
+#include "postmaster/interrupt.h"
+#include "storage/buf_internals.h"
+#include "storage/bufmgr.h"
+#include "storage/ipc.h"
+#include "storage/proc.h"
+#include "utils/guc.h"
+#include "utils/timestamp.h"
+
+/* a request the service has started on a device */
+typedef struct Inflight
+{
+	int			slot_index;
+	int			device;
+	int			handle;
+	void	   *scratch;
+	uint64		scratch_bytes;
+	uint64		bytes_read;
+	bool		abort_sent;
+} Inflight;
+
+static Inflight inflight[GX_MAX_DEVICES * GX_MAX_INFLIGHT];
+static int	ninflight = 0;
+static int	ndevices = 0;
+static bool cuda_initialised = false;
+static const unsigned char *pages_dev[GX_MAX_DEVICES];
+static int	device_load[GX_MAX_DEVICES];
+
+/* Register the service with the postmaster; called from _PG_init. */
+void
+gx_register_service(void)
+{
+	BackgroundWorker worker;
+
+	memset(&worker, 0, sizeof(worker));
+	worker.bgw_flags = BGWORKER_SHMEM_ACCESS;
+	worker.bgw_start_time = BgWorkerStart_PostmasterStart;
+	worker.bgw_restart_time = 1;
+	snprintf(worker.bgw_library_name, BGW_MAXLEN, "gpuext");
+	snprintf(worker.bgw_function_name, BGW_MAXLEN, "gpuext_service_main");
+	snprintf(worker.bgw_name, BGW_MAXLEN, "gpuext GPU service");
+	snprintf(worker.bgw_type, BGW_MAXLEN, "gpuext GPU service");
+	RegisterBackgroundWorker(&worker);
+}
+
+static void
+set_state(int state, const char *detail)
+{
+	SpinLockAcquire(&gx_shared->mutex);
+	gx_shared->service_state = state;
+	if (detail)
+		strlcpy(gx_shared->detail, detail, sizeof(gx_shared->detail));
+	SpinLockRelease(&gx_shared->mutex);
+}
+
+static GxBatch *
+slot_batch(GxSlot *s)
+{
+	return (GxBatch *) (gx_arena + s->arena_off);
+}
+
+/*
+ * Publish the result of a request and wake its owner.  If the owner has
+ * abandoned it meanwhile, the service frees the slot and its arena space.
+ */
+static void
+finish_request(int slot_index, int status, const char *msg, float ms)
+{
+	GxSlot	   *s = gx_slot(slot_index);
+	uint32		expected = GX_SLOT_RUNNING;
+
+	s->status = status;
+	s->device_ms = ms;
+	if (msg)
+		strlcpy(s->errmsg, msg, sizeof(s->errmsg));
+	else
+		s->errmsg[0] = '\0';
+
+	if (status == GX_OK)
+		pg_atomic_fetch_add_u64(&gx_shared->requests_served, 1);
+	else if (status == GX_ERR_CANCELLED)
+		pg_atomic_fetch_add_u64(&gx_shared->requests_cancelled, 1);
+	else
+		pg_atomic_fetch_add_u64(&gx_shared->requests_failed, 1);
+
+	pg_write_barrier();
+	if (pg_atomic_compare_exchange_u32(&s->state, &expected, GX_SLOT_DONE))
+	{
+		PGPROC	   *owner = &ProcGlobal->allProcs[s->owner_procno];
+
+		SetLatch(&owner->procLatch);
+	}
+	else
+	{
+		Assert(expected == GX_SLOT_ABANDONED);
+		gx_arena_free(s->arena_off, s->arena_len);
+		pg_atomic_write_u32(&s->state, GX_SLOT_FREE);
+	}
+}
+
+/* Release the device memory reserved by an in-flight request. */
+static void
+release_scratch(Inflight *f)
+{
+	if (f->scratch_bytes > 0)
+	{
+		gxr_free(f->device, f->scratch);
+		pg_atomic_fetch_sub_u64(&gx_shared->device_mem_used[f->device], f->scratch_bytes);
+	}
+	f->scratch = NULL;
+	f->scratch_bytes = 0;
+}
+
+/*
+ * Validate a batch before a kernel reads it: every offset inside the
+ * request's arena space, every buffer id inside shared_buffers.
+ */
+static bool
+batch_is_sane(GxSlot *s, GxBatch *b)
+{
+	const GxPageRef *refs;
+
+	if (s->arena_off + s->arena_len > gx_shared->arena_size ||
+		s->arena_len < sizeof(GxBatch))
+		return false;
+	if ((uint64) b->pages_offset + (uint64) b->npages * sizeof(GxPageRef) > s->arena_len)
+		return false;
+	if ((uint64) b->out_offset + b->out_len > s->arena_len)
+		return false;
+	if ((uint64) b->program_offset + b->program_len > s->arena_len)
+		return false;
+	refs = gx_batch_pages(b);
+	for (uint32 i = 0; i < b->npages; i++)
+		if (refs[i].buf_id >= (uint32) NBuffers || refs[i].nline > GX_MAX_TUPLES_PER_PAGE)
+			return false;
+	return true;
+}
+
+/* Device memory a request needs before it may start. */
+static uint64
+scratch_needed(GxBatch *b, int kind)
+{
+	if (kind == GX_REQ_SLEEP)
+		return b->reserve_bytes;
+	return 0;
+}
+
+/* Pick the device with the fewest launches in flight. */
+static int
+pick_device(void)
+{
+	int			best = 0;
+
+	for (int d = 1; d < ndevices; d++)
+		if (device_load[d] < device_load[best])
+			best = d;
+	return best;
+}
+
+/* Take a queued request and start it on a device. */
+static void
+start_request(uint32 slot_index)
+{
+	GxSlot	   *s = gx_slot(slot_index);
+	uint32		expected = GX_SLOT_QUEUED;
+	GxBatch    *b;
+	GxLaunch	l;
+	Inflight   *f;
+	int			dev;
+	uint64		need;
+	char		err[GX_ERRLEN];
+
+	if (!pg_atomic_compare_exchange_u32(&s->state, &expected, GX_SLOT_RUNNING))
+	{
+		/* abandoned while queued: it is ours to free */
+		if (expected == GX_SLOT_ABANDONED)
+		{
+			gx_arena_free(s->arena_off, s->arena_len);
+			pg_atomic_write_u32(&s->state, GX_SLOT_FREE);
+		}
+		return;
+	}
+	pg_read_barrier();
+	s->device = -1;
+
+	if (pg_atomic_read_u32(&s->cancel))
+	{
+		finish_request(slot_index, GX_ERR_CANCELLED, "cancelled before start", 0);
+		return;
+	}
+	if (s->fault == GX_FAULT_SERVICE_DIE)
+	{
+		/* the exit callback fails this request along with the others */
+		ereport(LOG,
+				(errmsg("gpuext GPU service stopping on injected fault")));
+		proc_exit(1);
+	}
+	if (s->kind == GX_REQ_NOOP)
+	{
+		finish_request(slot_index, GX_OK, NULL, 0);
+		return;
+	}
+	if (ndevices == 0)
+	{
+		finish_request(slot_index, GX_ERR_NO_DEVICE, gx_shared->detail, 0);
+		return;
+	}
+	if (ninflight >= lengthof(inflight))
+	{
+		/* cannot happen: the caller stops dequeuing when full */
+		finish_request(slot_index, GX_ERR_DEVICE, "too many requests in flight", 0);
+		return;
+	}
+
+	b = slot_batch(s);
+	if (s->kind <= 0 || s->kind >= GX_REQ_KIND_MAX || b->kind != (uint32) s->kind ||
+		!batch_is_sane(s, b))
+	{
+		finish_request(slot_index, GX_ERR_BAD_REQUEST, "malformed batch", 0);
+		return;
+	}
+	b->abort_flag = 0;
+	b->kernel_error = GX_KERR_NONE;
+
+	dev = pick_device();
+	f = &inflight[ninflight];
+	memset(f, 0, sizeof(*f));
+	f->slot_index = slot_index;
+	f->device = dev;
+
+	/* reserve device memory first: out of memory is a decision, not a crash */
+	need = scratch_needed(b, s->kind);
+	if (need > 0)
+	{
+		if (s->fault == GX_FAULT_ALLOC)
+		{
+			finish_request(slot_index, GX_ERR_OUT_OF_MEMORY,
+						   "cudaMalloc: out of memory (injected fault)", 0);
+			return;
+		}
+		if (s->mem_limit > 0 && need > s->mem_limit)
+		{
+			snprintf(err, sizeof(err),
+					 "request needs " UINT64_FORMAT " bytes, gpuext.gpu_memory_limit allows " UINT64_FORMAT,
+					 need, s->mem_limit);
+			finish_request(slot_index, GX_ERR_OUT_OF_MEMORY, err, 0);
+			return;
+		}
+		if (gxr_alloc(dev, need, &f->scratch, err, sizeof(err)) != 0)
+		{
+			finish_request(slot_index, GX_ERR_OUT_OF_MEMORY, err, 0);
+			return;
+		}
+		f->scratch_bytes = need;
+		pg_atomic_fetch_add_u64(&gx_shared->device_mem_used[dev], need);
+	}
+	else if (s->fault == GX_FAULT_ALLOC)
+	{
+		finish_request(slot_index, GX_ERR_OUT_OF_MEMORY,
+					   "cudaMalloc: out of memory (injected fault)", 0);
+		return;
+	}
+
+	memset(&l, 0, sizeof(l));
+	l.kind = s->kind;
+	l.fault = s->fault;
+	l.batch_host = b;
+	l.batch_dev = (GxBatch *) gxr_device_view(dev, b);
+	l.pages_dev = pages_dev[dev];
+	l.scratch_dev = f->scratch;
+	l.scratch_bytes = f->scratch_bytes;
+	if (l.batch_dev == NULL || l.pages_dev == NULL)
+	{
+		release_scratch(f);
+		finish_request(slot_index, GX_ERR_DEVICE, "host memory is not mapped for the device", 0);
+		return;
+	}
+	if (gxr_launch(dev, &l, &f->handle, err, sizeof(err)) != 0)
+	{
+		release_scratch(f);
+		finish_request(slot_index, GX_ERR_DEVICE, err, 0);
+		return;
+	}
+	s->device = dev;
+	f->bytes_read = (s->kind == GX_REQ_PAGE_COUNT || s->kind == GX_REQ_SCAN) ?
+		(uint64) b->npages * GX_BLCKSZ : 0;
+	device_load[dev]++;
+	ninflight++;
+}
+
+/* Remove inflight[i], keeping the array dense. */
+static void
+drop_inflight(int i)
+{
+	device_load[inflight[i].device]--;
+	inflight[i] = inflight[--ninflight];
+}
+
+/* Fail every request in flight on a device after a sticky error. */
+static void
+fail_device(int dev, const char *msg)
+{
+	char		err[GX_ERRLEN];
+
+	for (int i = ninflight - 1; i >= 0; i--)
+	{
+		if (inflight[i].device != dev)
+			continue;
+		finish_request(inflight[i].slot_index, GX_ERR_DEVICE, msg, 0);
+		/* the reset below releases the device memory itself */
+		pg_atomic_fetch_sub_u64(&gx_shared->device_mem_used[dev], inflight[i].scratch_bytes);
+		drop_inflight(i);
+	}
+	ereport(LOG,
+			(errmsg("gpuext GPU service resetting device %d", dev),
+			 errdetail("%s", msg)));
+	if (gxr_reset(dev, err, sizeof(err)) != 0)
+		ereport(FATAL,
+				(errcode(ERRCODE_SYSTEM_ERROR),
+				 errmsg("gpuext GPU service could not reset device %d", dev),
+				 errdetail("%s", err)));
+	pages_dev[dev] = gxr_device_view(dev, BufferBlocks);
+}
+
+/*
+ * Check every request in flight: pass cancellations to running kernels,
+ * and finish those that completed.  Returns true if any finished.
+ */
+static bool
+poll_inflight(void)
+{
+	bool		progress = false;
+
+	for (int i = ninflight - 1; i >= 0; i--)
+	{
+		Inflight   *f = &inflight[i];
+		GxSlot	   *s = gx_slot(f->slot_index);
+		GxBatch    *b = slot_batch(s);
+		float		ms = 0;
+		int			sticky = 0;
+		int			rc;
+		char		err[GX_ERRLEN];
+
+		if (!f->abort_sent && (pg_atomic_read_u32(&s->cancel) ||
+							   pg_atomic_read_u32(&s->state) == GX_SLOT_ABANDONED))
+		{
+			b->abort_flag = 1;
+			f->abort_sent = true;
+		}
+		rc = gxr_poll(f->device, f->handle, &ms, &sticky, err, sizeof(err));
+		if (rc == 0)
+			continue;
+		progress = true;
+		if (rc < 0)
+		{
+			int			dev = f->device;
+
+			if (sticky)
+			{
+				fail_device(dev, err);
+				return true;	/* the array changed under us */
+			}
+			release_scratch(f);
+			finish_request(f->slot_index, GX_ERR_DEVICE, err, ms);
+			drop_inflight(i);
+			continue;
+		}
+		release_scratch(f);
+		pg_atomic_fetch_add_u64(&gx_shared->device_time_us, (uint64) (ms * 1000.0f));
+		pg_atomic_fetch_add_u64(&gx_shared->bytes_read, f->bytes_read);
+		if (f->abort_sent)
+			finish_request(f->slot_index, GX_ERR_CANCELLED, "cancelled", ms);
+		else if (b->kernel_error != GX_KERR_NONE)
+			finish_request(f->slot_index, GX_ERR_DEVICE,
+						   b->kernel_error == GX_KERR_INJECTED ?
+						   "kernel reported an error (injected fault)" :
+						   "kernel reported a malformed device program", ms);
+		else
+			finish_request(f->slot_index, GX_OK, NULL, ms);
+		drop_inflight(i);
+	}
+	return progress;
+}
+
+/* Refresh the free-memory figures that gpuext_devices() shows. */
+static void
+refresh_device_info(void)
+{
+	for (int d = 0; d < ndevices; d++)
+	{
+		uint64_t	f,
+					t;
+
+		if (gxr_mem_info(d, &f, &t) == 0)
+			gx_shared->devices[d].mem_free = f;
+	}
+}
+
+/*
+ * Exit callback: stop kernels, release every device, and fail every
+ * request the service holds or that is still queued, so that waiting
+ * backends get an ERROR (or fall back) instead of a hang.
+ */
+static void
+service_on_exit(int code, Datum arg)
+{
+	uint32		idx;
+
+	for (int i = 0; i < ninflight; i++)
+		slot_batch(gx_slot(inflight[i].slot_index))->abort_flag = 1;
+	if (cuda_initialised)
+		gxr_shutdown();
+	cuda_initialised = false;
+	for (int i = 0; i < ninflight; i++)
+		finish_request(inflight[i].slot_index, GX_ERR_SERVICE_GONE,
+					   "the GPU service stopped", 0);
+	ninflight = 0;
+	for (int d = 0; d < GX_MAX_DEVICES; d++)
+		pg_atomic_write_u64(&gx_shared->device_mem_used[d], 0);
+	while (gx_queue_pop(&idx))
+	{
+		GxSlot	   *s = gx_slot(idx);
+		uint32		expected = GX_SLOT_QUEUED;
+
+		if (pg_atomic_compare_exchange_u32(&s->state, &expected, GX_SLOT_RUNNING))
+			finish_request(idx, GX_ERR_SERVICE_GONE, "the GPU service stopped", 0);
+		else if (expected == GX_SLOT_ABANDONED)
+		{
+			gx_arena_free(s->arena_off, s->arena_len);
+			pg_atomic_write_u32(&s->state, GX_SLOT_FREE);
+		}
+	}
+	SpinLockAcquire(&gx_shared->mutex);
+	gx_shared->service_state = GX_SERVICE_STOPPED;
+	gx_shared->service_pid = 0;
+	gx_shared->service_latch = NULL;
+	SpinLockRelease(&gx_shared->mutex);
+}
+
+/*
+ * Start CUDA with every signal blocked, so that the threads the CUDA
+ * runtime creates never run PostgreSQL's signal handlers.
+ */
+static int
+init_cuda(char *err, int errlen)
+{
+	sigset_t	all,
+				old;
+	int			rc;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	rc = gxr_init(&ndevices, err, errlen);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return rc;
+}
+
+/* Open every device, register shared memory, publish device info. */
+static void
+service_setup(void)
+{
+	char		err[GX_ERRLEN];
+	instr_time	t0,
+				t1;
+
+	err[0] = '\0';
+	if (init_cuda(err, sizeof(err)) != 0)
+	{
+		ereport(LOG,
+				(errmsg("gpuext GPU service could not initialise CUDA"),
+				 errdetail("%s", err)));
+		ndevices = 0;
+		set_state(GX_SERVICE_NO_GPU, err);
+		return;
+	}
+	cuda_initialised = true;
+	if (ndevices == 0)
+	{
+		ereport(LOG,
+				(errmsg("gpuext GPU service found no GPU; offloaded work runs on the CPU engine"),
+				 errdetail("%s", err)));
+		set_state(GX_SERVICE_NO_GPU, err[0] ? err : "no GPU found");
+		return;
+	}
+
+	INSTR_TIME_SET_CURRENT(t0);
+	if (gxr_register_host(BufferBlocks, (size_t) NBuffers * BLCKSZ, err, sizeof(err)) != 0 ||
+		gxr_register_host(gx_arena, gx_shared->arena_size, err, sizeof(err)) != 0)
+	{
+		ereport(LOG,
+				(errmsg("gpuext GPU service could not register shared memory with the GPU"),
+				 errdetail("%s", err)));
+		gxr_shutdown();
+		cuda_initialised = false;
+		ndevices = 0;
+		set_state(GX_SERVICE_NO_GPU, err);
+		return;
+	}
+	INSTR_TIME_SET_CURRENT(t1);
+	INSTR_TIME_SUBTRACT(t1, t0);
+
+	for (int d = 0; d < ndevices; d++)
+	{
+		GxDeviceProps props;
+
+		if (gxr_device_props(d, &props, err, sizeof(err)) != 0)
+			memset(&props, 0, sizeof(props));
+		pages_dev[d] = gxr_device_view(d, BufferBlocks);
+		device_load[d] = 0;
+		SpinLockAcquire(&gx_shared->mutex);
+		gx_shared->devices[d] = props;
+		SpinLockRelease(&gx_shared->mutex);
+		ereport(LOG,
+				(errmsg("gpuext GPU service: device %d is %s (%d SMs, compute capability %d.%d, %.1f GB)",
+						d, props.name, props.sm_count, props.cc_major, props.cc_minor,
+						props.mem_total / 1e9)));
+	}
+	SpinLockAcquire(&gx_shared->mutex);
+	gx_shared->ndevices = ndevices;
+	SpinLockRelease(&gx_shared->mutex);
+	ereport(LOG,
+			(errmsg("gpuext GPU service registered %.1f MB of shared buffers and %.1f MB of DMA arena in %.3f s",
+					(double) NBuffers * BLCKSZ / 1e6, gx_shared->arena_size / 1e6,
+					INSTR_TIME_GET_DOUBLE(t1))));
+	set_state(GX_SERVICE_READY, "");
+}
+
+/* Entry point of the background worker. */
+void
+gpuext_service_main(Datum arg)
+{
+	TimestampTz last_refresh = 0;
+
+	pqsignal(SIGTERM, SignalHandlerForShutdownRequest);
+	pqsignal(SIGHUP, SignalHandlerForConfigReload);
+	BackgroundWorkerUnblockSignals();
+
+	SpinLockAcquire(&gx_shared->mutex);
+	gx_shared->service_state = GX_SERVICE_STARTING;
+	gx_shared->service_pid = MyProcPid;
+	gx_shared->service_latch = MyLatch;
+	gx_shared->generation++;
+	if (gx_shared->service_started != 0)
+		pg_atomic_fetch_add_u64(&gx_shared->service_restarts, 1);
+	gx_shared->service_started = GetCurrentTimestamp();
+	gx_shared->ndevices = 0;
+	SpinLockRelease(&gx_shared->mutex);
+	on_shmem_exit(service_on_exit, 0);
+
+	service_setup();
+
+	for (;;)
+	{
+		uint32		idx;
+		bool		progress = false;
+
+		if (ShutdownRequestPending)
+			proc_exit(1);		/* non-zero: the postmaster restarts us */
+		if (ConfigReloadPending)
+		{
+			ConfigReloadPending = false;
+			ProcessConfigFile(PGC_SIGHUP);
+		}
+
+		ResetLatch(MyLatch);
+		while (ninflight < (int) lengthof(inflight) && gx_queue_pop(&idx))
+		{
+			start_request(idx);
+			progress = true;
+		}
+		if (ninflight > 0)
+			progress |= poll_inflight();
+
+		if (ninflight > 0)
+		{
+			/* work in flight: poll again soon, yielding the core meanwhile */
+			if (!progress)
+				sched_yield();
+			continue;
+		}
+		if (progress)
+			continue;
+
+		if (TimestampDifferenceExceeds(last_refresh, GetCurrentTimestamp(), 1000))
+		{
+			refresh_device_info();
+			last_refresh = GetCurrentTimestamp();
+		}
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 1000L, PG_WAIT_EXTENSION);
+	}
+}

@@ -1,0 +1,178 @@
+/*-------------------------------------------------------------------------
+ * shmem.c
+ *		Shared state of gpuext: the service's status, statistics, request
+ *		slots, the submission queue and the DMA arena.
+ *
+ * IDENTIFICATION
+ *		src/shmem.c
+ *-------------------------------------------------------------------------
+ */
+#include "gpuext.h"
+
+#include "access/twophase.h"
+#include "miscadmin.h"
+#include "storage/ipc.h"
+#include "storage/proc.h"
+#include "storage/shmem.h"
+
+GxShared   *gx_shared = NULL;
+char	   *gx_arena = NULL;
+
+#define ARENA_ALIGN		(2 * 1024 * 1024)
+
+/* Number of request slots: a few for every process that has a PGPROC. */
+static int
+gx_nslots(void)
+{
+	/* MaxBackends covers regular and parallel backends and bgworkers */
+	return (MaxBackends + NUM_AUXILIARY_PROCS + max_prepared_xacts) * GX_SLOTS_PER_BACKEND;
+}
+
+static Size
+gx_arena_bytes(void)
+{
+	return (Size) gpuext_dma_buffer_size_mb * 1024 * 1024;
+}
+
+/* Size of GxShared with its trailing arrays. */
+static Size
+gx_shared_size(void)
+{
+	Size		sz = MAXALIGN(sizeof(GxShared));
+	int			nslots = gx_nslots();
+
+	sz = add_size(sz, mul_size(nslots, sizeof(GxSlot)));
+	sz = add_size(sz, mul_size(nslots, sizeof(uint32)));
+	sz = add_size(sz, mul_size(gx_arena_bytes() / GX_ARENA_UNIT, sizeof(uint32)));
+	return sz;
+}
+
+/* Ask for our shared memory; called from shmem_request_hook. */
+void
+gx_shmem_request(void)
+{
+	RequestAddinShmemSpace(gx_shared_size());
+	/* the arena is aligned by hand so it shares no page with neighbours */
+	RequestAddinShmemSpace(add_size(gx_arena_bytes(), 2 * ARENA_ALIGN));
+	RequestNamedLWLockTranche("gpuext", 1);
+}
+
+GxSlot *
+gx_slot(int index)
+{
+	char	   *base = (char *) gx_shared + MAXALIGN(sizeof(GxShared));
+
+	Assert(index >= 0 && index < gx_shared->nslots);
+	return (GxSlot *) (base + (Size) index * sizeof(GxSlot));
+}
+
+uint32 *
+gx_queue(void)
+{
+	char	   *base = (char *) gx_shared + MAXALIGN(sizeof(GxShared));
+
+	return (uint32 *) (base + (Size) gx_shared->nslots * sizeof(GxSlot));
+}
+
+/* Create or attach the shared state; called from shmem_startup_hook. */
+void
+gx_shmem_startup(void)
+{
+	bool		found;
+	bool		found_arena;
+	char	   *arena_raw;
+
+	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
+	gx_shared = ShmemInitStruct("gpuext shared state", gx_shared_size(), &found);
+	arena_raw = ShmemInitStruct("gpuext DMA arena",
+								gx_arena_bytes() + 2 * ARENA_ALIGN, &found_arena);
+	gx_arena = (char *) TYPEALIGN(ARENA_ALIGN, arena_raw);
+	if (!found)
+	{
+		int			nslots = gx_nslots();
+
+		memset(gx_shared, 0, gx_shared_size());
+		SpinLockInit(&gx_shared->mutex);
+		SpinLockInit(&gx_shared->queue_lock);
+		gx_shared->service_state = GX_SERVICE_NOT_STARTED;
+		gx_shared->nslots = nslots;
+		for (int i = 0; i < nslots; i++)
+		{
+			GxSlot	   *s = gx_slot(i);
+
+			pg_atomic_init_u32(&s->state, GX_SLOT_FREE);
+			pg_atomic_init_u32(&s->cancel, 0);
+		}
+		for (int d = 0; d < GX_MAX_DEVICES; d++)
+			pg_atomic_init_u64(&gx_shared->device_mem_used[d], 0);
+		pg_atomic_init_u64(&gx_shared->requests_served, 0);
+		pg_atomic_init_u64(&gx_shared->requests_failed, 0);
+		pg_atomic_init_u64(&gx_shared->requests_cancelled, 0);
+		pg_atomic_init_u64(&gx_shared->gpu_batches, 0);
+		pg_atomic_init_u64(&gx_shared->cpu_batches, 0);
+		pg_atomic_init_u64(&gx_shared->fallbacks, 0);
+		pg_atomic_init_u64(&gx_shared->bytes_read, 0);
+		pg_atomic_init_u64(&gx_shared->bytes_returned, 0);
+		pg_atomic_init_u64(&gx_shared->device_time_us, 0);
+		pg_atomic_init_u64(&gx_shared->service_restarts, 0);
+		gx_shared->arena_size = gx_arena_bytes();
+		gx_shared->arena_units = gx_arena_bytes() / GX_ARENA_UNIT;
+		gx_shared->arena_lock = &(GetNamedLWLockTranche("gpuext"))->lock;
+	}
+	LWLockRelease(AddinShmemInitLock);
+}
+
+/* Append a slot index to the submission queue. */
+bool
+gx_queue_push(uint32 slot_index)
+{
+	uint32	   *q = gx_queue();
+	bool		ok = false;
+
+	SpinLockAcquire(&gx_shared->queue_lock);
+	if (gx_shared->queue_tail - gx_shared->queue_head < (uint32) gx_shared->nslots)
+	{
+		q[gx_shared->queue_tail % gx_shared->nslots] = slot_index;
+		gx_shared->queue_tail++;
+		ok = true;
+	}
+	SpinLockRelease(&gx_shared->queue_lock);
+	return ok;
+}
+
+/* Take the oldest slot index from the submission queue. */
+bool
+gx_queue_pop(uint32 *slot_index)
+{
+	uint32	   *q = gx_queue();
+	bool		ok = false;
+
+	SpinLockAcquire(&gx_shared->queue_lock);
+	if (gx_shared->queue_head != gx_shared->queue_tail)
+	{
+		*slot_index = q[gx_shared->queue_head % gx_shared->nslots];
+		gx_shared->queue_head++;
+		ok = true;
+	}
+	SpinLockRelease(&gx_shared->queue_lock);
+	return ok;
+}
+
+const char *
+gx_service_state_name(int state)
+{
+	switch (state)
+	{
+		case GX_SERVICE_NOT_STARTED:
+			return "not started";
+		case GX_SERVICE_STARTING:
+			return "starting";
+		case GX_SERVICE_READY:
+			return "ready";
+		case GX_SERVICE_NO_GPU:
+			return "no gpu";
+		case GX_SERVICE_STOPPED:
+			return "stopped";
+	}
+	return "unknown";
+}
