@@ -39,7 +39,7 @@ PG_CFLAGS   += -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initialize
 
 # Hopper machine code plus PTX, so other GPUs can JIT it
 NVCC_ARCH  ?= -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,code=compute_90
-NVCC_FLAGS ?= -O3 -std=c++17 -lineinfo $(NVCC_ARCH) -Xcompiler -fPIC,-Wall,-Wextra,-Wno-unused-parameter \
+NVCC_FLAGS ?= -O3 -std=c++17 -lineinfo -fmad=false $(NVCC_ARCH) -Xcompiler -fPIC,-Wall,-Wextra,-Wno-unused-parameter \
               -Icuda --expt-relaxed-constexpr
 
 EXTRA_CLEAN = results regression.diffs regression.out output_iso tmp_check log \

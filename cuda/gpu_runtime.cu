@@ -268,6 +268,8 @@ launch_kind(const GxLaunch *l, cudaStream_t s)
 			return gx_launch_page_count(l, s);
 		case GX_REQ_SLEEP:
 			return gx_launch_sleep(l, s);
+		case GX_REQ_SCAN:
+			return gx_launch_scan(l, s);
 		default:
 			return cudaErrorInvalidValue;
 	}

@@ -21,6 +21,8 @@
 #include "storage/latch.h"
 #include "utils/timestamp.h"
 
+#include "gx_program.h"
+
 
 /* The page of a page reference, in shared buffers. */
 static inline const unsigned char *
@@ -64,6 +66,37 @@ cpu_sleep(GxBatch *batch)
 	}
 }
 
+/* GX_REQ_SCAN: run the device program over every tuple of the batch. */
+static void
+cpu_scan(GxBatch *batch)
+{
+	const GxPageRef *refs = gx_batch_pages(batch);
+	GxScanPageOut *outs = (GxScanPageOut *) gx_batch_out(batch);
+	const GxProgram *prog = (const GxProgram *) ((const char *) batch + batch->program_offset);
+	GxDatum		regs[GX_MAX_REGS];
+
+	if (!gx_program_ok(prog, batch->program_len))
+		elog(ERROR, "gpuext: malformed device program");
+	for (uint32 p = 0; p < batch->npages; p++)
+	{
+		const unsigned char *page = page_of(&refs[p]);
+		GxScanPageOut *out = &outs[p];
+
+		memset(out, 0, sizeof(*out));
+		for (uint32 off = 1; off <= refs[p].nline; off++)
+		{
+			int			rc = gx_scan_tuple(prog, page, &refs[p], off, regs);
+
+			if (rc == GX_ROW_PASS)
+				gx_bitmap_set(out->pass, off);
+			else if (rc == GX_ROW_RECHECK)
+				gx_bitmap_set(out->recheck, off);
+		}
+		if ((p & 63) == 63)
+			CHECK_FOR_INTERRUPTS();
+	}
+}
+
 /* Run one batch to completion in this backend. */
 void
 gx_cpu_run_batch(GxBatch *batch)
@@ -78,6 +111,9 @@ gx_cpu_run_batch(GxBatch *batch)
 			break;
 		case GX_REQ_SLEEP:
 			cpu_sleep(batch);
+			break;
+		case GX_REQ_SCAN:
+			cpu_scan(batch);
 			break;
 		default:
 			elog(ERROR, "gpuext: unknown batch kind %u", batch->kind);

@@ -15,6 +15,9 @@
 #include "storage/ipc.h"
 #include "utils/guc.h"
 
+#include "cost.h"
+#include "gpuscan.h"
+
 
 PG_MODULE_MAGIC;
 
@@ -154,6 +157,8 @@ define_gucs(void)
 							 PGC_SUSET, GUC_NOT_IN_SAMPLE, NULL, NULL, NULL);
 
 
+	gx_cost_define_gucs();
+
 	MarkGUCPrefixReserved("gpuext");
 }
 
@@ -179,4 +184,5 @@ _PG_init(void)
 
 	gx_register_service();
 	gx_client_init();
+	gx_gpuscan_init();
 }

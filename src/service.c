@@ -167,6 +167,8 @@ scratch_needed(GxBatch *b, int kind)
 {
 	if (kind == GX_REQ_SLEEP)
 		return b->reserve_bytes;
+	if (kind == GX_REQ_SCAN)
+		return TYPEALIGN(256, b->program_len);	/* the program, in device memory */
 	return 0;
 }
 

@@ -1,0 +1,111 @@
+/*-------------------------------------------------------------------------
+ * cost.c
+ *		Cost functions of gpuext's paths and the GUCs they read.
+ *
+ * A GPU scan overlaps two pipelines: the host pins pages and computes
+ * visibility (per page), while the device reads the pages over the link
+ * and evaluates the program (per byte and per row).  The slower of the
+ * two sets the pace; rows returned to the executor add host work after
+ * that.  A fixed setup cost (the service round trip) keeps small scans on
+ * the CPU.  Parallel workers divide the host side, not the device.
+ *
+ * IDENTIFICATION
+ *		costmodel/cost.c
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <float.h>
+#include <math.h>
+
+#include "optimizer/cost.h"
+#include "optimizer/optimizer.h"
+#include "utils/guc.h"
+
+#include "cost.h"
+
+double		gx_cost_unit_us = 5.0;
+double		gx_gpu_setup_us = 300.0;
+double		gx_gpu_batch_us = 30.0;
+double		gx_host_page_us = 0.35;
+double		gx_host_tuple_us = 0.15;
+double		gx_link_read_gbps = 25.0;
+double		gx_device_row_ns = 0.05;
+double		gx_cpu_engine_row_ns = 4.0;
+
+/* Define a real-valued cost parameter. */
+static void
+define_param(const char *name, const char *desc, double *var, double boot,
+			 double min, double max)
+{
+	DefineCustomRealVariable(name, desc, NULL, var, boot, min, max,
+							 PGC_USERSET, 0, NULL, NULL, NULL);
+}
+
+void
+gx_cost_define_gucs(void)
+{
+	define_param("gpuext.cost_unit_us",
+				 "Microseconds of one planner cost unit on this machine.",
+				 &gx_cost_unit_us, 5.0, 0.001, 1e6);
+	define_param("gpuext.gpu_setup_us",
+				 "Microseconds to start a GPU operator (service round trip, first launch).",
+				 &gx_gpu_setup_us, 300.0, 0, 1e9);
+	define_param("gpuext.gpu_batch_us",
+				 "Microseconds of fixed overhead per batch sent to the GPU.",
+				 &gx_gpu_batch_us, 30.0, 0, 1e9);
+	define_param("gpuext.host_page_us",
+				 "Microseconds of host work per heap page of a GPU scan (pin, lock, visibility).",
+				 &gx_host_page_us, 0.35, 0, 1e6);
+	define_param("gpuext.host_tuple_us",
+				 "Microseconds of host work per row a GPU operator returns.",
+				 &gx_host_tuple_us, 0.15, 0, 1e6);
+	define_param("gpuext.link_read_gbps",
+				 "Rate in GB/s at which kernels read host memory (zero-copy over the link).",
+				 &gx_link_read_gbps, 25.0, 0.001, 1e6);
+	define_param("gpuext.device_row_ns",
+				 "Nanoseconds of device work per row and device-program instruction.",
+				 &gx_device_row_ns, 0.05, 0, 1e6);
+	define_param("gpuext.cpu_engine_row_ns",
+				 "Nanoseconds of CPU engine work per row and device-program instruction.",
+				 &gx_cpu_engine_row_ns, 4.0, 0, 1e6);
+}
+
+/* Microseconds to cost units. */
+static Cost
+us_to_cost(double us)
+{
+	return us / gx_cost_unit_us;
+}
+
+/*
+ * Cost of a GPU scan (or the same scan on the CPU engine): startup is the
+ * setup; the run overlaps host page work with device reading, then adds
+ * the work on returned rows.
+ */
+void
+gx_cost_scan(const GxScanCostInput *in, Cost *startup, Cost *total)
+{
+	double		workers = in->parallel_workers > 0 ? in->parallel_workers : 1;
+	double		host_pages_us = in->pages * gx_host_page_us / workers;
+	double		batches = ceil(in->pages / 4096.0);
+	double		run_us;
+
+	if (in->gpu)
+	{
+		double		read_us = in->pages * BLCKSZ / (gx_link_read_gbps * 1e3);
+		double		eval_us = in->tuples * Max(in->program_len, 1) * gx_device_row_ns / 1e3;
+
+		run_us = Max(host_pages_us, read_us + eval_us) + batches * gx_gpu_batch_us;
+		*startup = us_to_cost(gx_gpu_setup_us);
+	}
+	else
+	{
+		run_us = host_pages_us +
+			in->tuples * Max(in->program_len, 1) * gx_cpu_engine_row_ns / 1e3 / workers;
+		*startup = 0;
+	}
+	run_us += in->rows_out * gx_host_tuple_us / workers;
+	*total = *startup + us_to_cost(run_us) +
+		in->rows_out * (cpu_tuple_cost + in->host_qual_per_row) / workers;
+}

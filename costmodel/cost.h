@@ -1,0 +1,44 @@
+/*-------------------------------------------------------------------------
+ * cost.h
+ *		The cost model of gpuext's paths: parameters and cost functions.
+ *
+ * Parameters are physical (microseconds, bytes per second, nanoseconds per
+ * row) so that calibration can measure them; gpuext.cost_unit_us converts
+ * them to PostgreSQL cost units, so GPU and CPU plans compare directly.
+ *
+ * IDENTIFICATION
+ *		costmodel/cost.h
+ *-------------------------------------------------------------------------
+ */
+#ifndef GPUEXT_COST_H
+#define GPUEXT_COST_H
+
+#include "nodes/pathnodes.h"
+
+/* parameters (GUCs gpuext.*) */
+extern double gx_cost_unit_us;			/* microseconds per cost unit */
+extern double gx_gpu_setup_us;			/* service round trip and launch, per scan */
+extern double gx_gpu_batch_us;			/* per batch: request, launch, sync */
+extern double gx_host_page_us;			/* host work per page: pin, lock, visibility */
+extern double gx_host_tuple_us;			/* host work per returned row */
+extern double gx_link_read_gbps;		/* device reads of host memory (zero-copy) */
+extern double gx_device_row_ns;			/* device work per row and instruction */
+extern double gx_cpu_engine_row_ns;		/* CPU engine work per row and instruction */
+
+extern void gx_cost_define_gucs(void);
+
+/* inputs of a scan's costing */
+typedef struct GxScanCostInput
+{
+	double		pages;			/* heap pages read */
+	double		tuples;			/* tuples in them */
+	double		rows_out;		/* rows returned to the executor */
+	double		program_len;	/* device instructions per row */
+	Cost		host_qual_per_row;	/* host quals and projection, per returned row */
+	int			parallel_workers;	/* 0 for a serial path */
+	bool		gpu;			/* costed for the GPU (else the CPU engine) */
+} GxScanCostInput;
+
+extern void gx_cost_scan(const GxScanCostInput *in, Cost *startup, Cost *total);
+
+#endif							/* GPUEXT_COST_H */

@@ -1,0 +1,86 @@
+/*-------------------------------------------------------------------------
+ * scan.cu
+ *		The GpuScan kernel: evaluate a device program over every visible
+ *		tuple of a batch of heap pages read in place from shared_buffers.
+ *
+ * One block per page at a time (grid-stride over the batch): the page is
+ * copied to shared memory with coalesced 16-byte loads over PCIe, then each
+ * thread runs the program on its line pointers with the same per-row code
+ * as the CPU engine (gx_scan_tuple).  Pass and recheck bitmaps are built
+ * with warp ballots: warp w of round k owns bitmap word 8k + w.
+ *
+ * IDENTIFICATION
+ *		cuda/scan.cu
+ *-------------------------------------------------------------------------
+ */
+#include "gx_kernels.h"
+#include "gx_device.cuh"
+#include "gx_program.h"
+
+#define SCAN_THREADS 256
+
+__global__ void __launch_bounds__(SCAN_THREADS)
+scan_kernel(GxBatch *batch, const unsigned char *pages, const GxProgram *__restrict__ prog)
+{
+	__shared__ uint4 page[GX_BLCKSZ / 16];
+	const GxPageRef *refs = gx_batch_pages(batch);
+	GxScanPageOut *outs = (GxScanPageOut *) gx_batch_out(batch);
+	uint32_t	npages = batch->npages;
+	int			lane = threadIdx.x & 31;
+	int			warp = threadIdx.x >> 5;
+	GxDatum		regs[GX_MAX_REGS];
+
+	if (!gx_program_ok(prog, batch->program_len))
+	{
+		if (blockIdx.x == 0 && threadIdx.x == 0)
+			batch->kernel_error = GX_KERR_BAD_PROGRAM;
+		return;
+	}
+	for (uint32_t p = blockIdx.x; p < npages; p += gridDim.x)
+	{
+		GxPageRef	ref = refs[p];
+
+		gx_load_page(page, pages + (size_t) ref.buf_id * GX_BLCKSZ);
+		for (uint32_t base = 0; base < GX_BITMAP_WORDS * 32; base += SCAN_THREADS)
+		{
+			uint32_t	off = base + threadIdx.x + 1;
+			int			rc = GX_ROW_FAIL;
+			unsigned	pass,
+						recheck;
+			uint32_t	word = (base >> 5) + warp;
+
+			if (off <= ref.nline)
+				rc = gx_scan_tuple(prog, (const unsigned char *) page, &ref, off, regs);
+			pass = __ballot_sync(0xffffffff, rc == GX_ROW_PASS);
+			recheck = __ballot_sync(0xffffffff, rc == GX_ROW_RECHECK);
+			if (lane == 0 && word < GX_BITMAP_WORDS)
+			{
+				outs[p].pass[word] = pass;
+				outs[p].recheck[word] = recheck;
+			}
+		}
+		__syncthreads();		/* the page buffer is reused */
+	}
+}
+
+/* Launch GX_REQ_SCAN: copy the program to device memory, then scan. */
+cudaError_t
+gx_launch_scan(const GxLaunch *l, cudaStream_t s)
+{
+	const GxBatch *b = l->batch_host;
+	uint32_t	grid;
+	cudaError_t rc;
+
+	if (b->npages == 0)
+		return cudaSuccess;
+	if (l->scratch_bytes < b->program_len)
+		return cudaErrorInvalidValue;
+	rc = cudaMemcpyAsync(l->scratch_dev, (const char *) b + b->program_offset,
+						 b->program_len, cudaMemcpyHostToDevice, s);
+	if (rc != cudaSuccess)
+		return rc;
+	grid = b->npages < 65535 ? b->npages : 65535;
+	scan_kernel<<<grid, SCAN_THREADS, 0, s>>>(l->batch_dev, l->pages_dev,
+											  (const GxProgram *) l->scratch_dev);
+	return cudaGetLastError();
+}

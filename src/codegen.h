@@ -1,0 +1,39 @@
+/*-------------------------------------------------------------------------
+ * codegen.h
+ *		Compiling PostgreSQL expressions into device programs.
+ *
+ * IDENTIFICATION
+ *		src/codegen.h
+ *-------------------------------------------------------------------------
+ */
+#ifndef GPUEXT_CODEGEN_H
+#define GPUEXT_CODEGEN_H
+
+#include "nodes/execnodes.h"
+#include "nodes/primnodes.h"
+
+#include "gx_program.h"
+
+/*
+ * Can 'expr' (a boolean qual over relation 'varno' with row type
+ * 'tupdesc') run on the device?  Used by the planner; Params count as
+ * supported when their type is.  *why gets the reason when not.
+ */
+extern bool gx_qual_is_device_executable(Expr *expr, Index varno, TupleDesc tupdesc,
+										 const char **why);
+
+/*
+ * Build the device program of a list of quals (implicit AND) at executor
+ * start: Params are evaluated in 'econtext' through 'parent'.  A qual that
+ * cannot be built now (a Param value the device cannot hold) goes to
+ * *host_quals instead; *device_quals gets the ones in the program.
+ * Returns NULL when no qual could be built.
+ */
+extern GxProgram *gx_build_qual_program(List *quals, Index varno, TupleDesc tupdesc,
+										PlanState *parent, ExprContext *econtext,
+										List **device_quals, List **host_quals);
+
+/* a one-line summary of a program, for EXPLAIN VERBOSE */
+extern char *gx_program_summary(const GxProgram *prog);
+
+#endif							/* GPUEXT_CODEGEN_H */

@@ -1,0 +1,639 @@
+/*-------------------------------------------------------------------------
+ * gpuscan.c
+ *		GpuScan: a sequential scan of a heap table whose quals run on the
+ *		device, reading pages in place in shared_buffers.
+ *
+ * Planner: from set_rel_pathlist_hook, a CustomPath for base relations
+ * with at least one device-executable qual, costed by costmodel/, plus a
+ * parallel-aware partial path.  Quals the device cannot run stay host
+ * quals on the same node (partial pushdown).
+ *
+ * Executor: batches of pinned pages go through the pipeline; the device
+ * returns, per page, a bitmap of rows that pass and a bitmap of rows to
+ * recheck on the host.  Rows are returned straight from the pinned pages
+ * (no copy); host quals and the projection run as in any scan.  A row to
+ * recheck is evaluated with PostgreSQL's own executor, which also raises
+ * any error (overflow, division by zero) with PostgreSQL's SQLSTATE.
+ *
+ * IDENTIFICATION
+ *		src/gpuscan.c
+ *-------------------------------------------------------------------------
+ */
+#include "gpuext.h"
+
+#include "access/heapam.h"
+#include "access/relscan.h"
+#include "access/table.h"
+#include "access/tableam.h"
+#include "catalog/pg_class.h"
+#include "commands/explain.h"
+#include "executor/executor.h"
+#include "executor/nodeCustom.h"
+#include "miscadmin.h"
+#include "nodes/extensible.h"
+#include "nodes/makefuncs.h"
+#include "optimizer/cost.h"
+#include "optimizer/optimizer.h"
+#include "optimizer/pathnode.h"
+#include "optimizer/paths.h"
+#include "optimizer/restrictinfo.h"
+#include "parser/parsetree.h"
+#include "pgstat.h"
+#include "storage/bufmgr.h"
+#include "utils/rel.h"
+#include "utils/ruleutils.h"
+
+#include "codegen.h"
+#include "cost.h"
+#include "gpuscan.h"
+#include "pipeline.h"
+
+typedef struct GpuScanState
+{
+	CustomScanState css;
+	List	   *plan_device_quals;	/* device quals of the plan */
+	List	   *device_quals;	/* of those, the ones in the program */
+	ExprState  *recheck_state;	/* device quals, run on the host for rechecks */
+	ExprState  *demoted_state;	/* device quals that could not be built */
+	GxProgram  *program;
+	GxPipeline	pipe;
+	bool		pipe_started;
+
+	/* the batch being consumed */
+	GxPipeBatch *cur;
+	uint32		cur_page;
+	uint32		cur_word;
+	uint32		cur_bits;		/* rows left in the current bitmap word */
+	HeapTupleData tuple;
+
+	/* statistics */
+	uint64		rows_from_device;
+	uint64		rows_rechecked;
+} GpuScanState;
+
+static set_rel_pathlist_hook_type prev_set_rel_pathlist_hook = NULL;
+
+static Plan *gpuscan_plan(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
+						  List *tlist, List *clauses, List *custom_plans);
+static Node *gpuscan_create_state(CustomScan *cscan);
+static void gpuscan_begin(CustomScanState *node, EState *estate, int eflags);
+static TupleTableSlot *gpuscan_exec(CustomScanState *node);
+static void gpuscan_end(CustomScanState *node);
+static void gpuscan_rescan(CustomScanState *node);
+static Size gpuscan_estimate_dsm(CustomScanState *node, ParallelContext *pcxt);
+static void gpuscan_init_dsm(CustomScanState *node, ParallelContext *pcxt, void *coordinate);
+static void gpuscan_reinit_dsm(CustomScanState *node, ParallelContext *pcxt, void *coordinate);
+static void gpuscan_init_worker(CustomScanState *node, shm_toc *toc, void *coordinate);
+static void gpuscan_explain(CustomScanState *node, List *ancestors, ExplainState *es);
+
+static const CustomPathMethods gpuscan_path_methods = {
+	.CustomName = "GpuScan",
+	.PlanCustomPath = gpuscan_plan,
+};
+
+static const CustomScanMethods gpuscan_plan_methods = {
+	.CustomName = "GpuScan",
+	.CreateCustomScanState = gpuscan_create_state,
+};
+
+static const CustomExecMethods gpuscan_exec_methods = {
+	.CustomName = "GpuScan",
+	.BeginCustomScan = gpuscan_begin,
+	.ExecCustomScan = gpuscan_exec,
+	.EndCustomScan = gpuscan_end,
+	.ReScanCustomScan = gpuscan_rescan,
+	.EstimateDSMCustomScan = gpuscan_estimate_dsm,
+	.InitializeDSMCustomScan = gpuscan_init_dsm,
+	.ReInitializeDSMCustomScan = gpuscan_reinit_dsm,
+	.InitializeWorkerCustomScan = gpuscan_init_worker,
+	.ExplainCustomScan = gpuscan_explain,
+};
+
+/* ---------------------------------------------------------------------
+ * Planner
+ * ---------------------------------------------------------------------
+ */
+
+/*
+ * Can gpuext scan this relation at all?  Heap tables and materialized
+ * views in shared buffers (not temporary ones, whose pages live in
+ * backend-local memory), without TABLESAMPLE.
+ */
+static bool
+relation_is_scannable(RelOptInfo *rel, RangeTblEntry *rte)
+{
+	if (rel->reloptkind != RELOPT_BASEREL && rel->reloptkind != RELOPT_OTHER_MEMBER_REL)
+		return false;
+	if (rte->rtekind != RTE_RELATION || rte->tablesample != NULL || rte->inh)
+		return false;
+	if (rte->relkind != RELKIND_RELATION && rte->relkind != RELKIND_MATVIEW)
+		return false;
+	return true;
+}
+
+bool
+gx_split_scan_quals(PlannerInfo *root, RelOptInfo *rel, RangeTblEntry *rte,
+					List *clauses, List **device_quals, List **host_quals)
+{
+	Relation	relation;
+	TupleDesc	tupdesc;
+	ListCell   *lc;
+	bool		ok = true;
+	bool		secure = false;
+
+	*device_quals = NIL;
+	*host_quals = NIL;
+	relation = table_open(rte->relid, NoLock);
+	if (relation->rd_tableam != GetHeapamTableAmRoutine() ||
+		RelationUsesLocalBuffers(relation))
+	{
+		table_close(relation, NoLock);
+		return false;
+	}
+	tupdesc = RelationGetDescr(relation);
+	foreach(lc, clauses)
+	{
+		RestrictInfo *ri = lfirst_node(RestrictInfo, lc);
+		const char *why;
+
+		if (ri->security_level > 0)
+			secure = true;
+		if (!ri->pseudoconstant &&
+			gx_qual_is_device_executable(ri->clause, rel->relid, tupdesc, &why))
+			*device_quals = lappend(*device_quals, ri);
+		else
+			*host_quals = lappend(*host_quals, ri);
+	}
+	table_close(relation, NoLock);
+
+	/*
+	 * Security barrier quals must run before any other qual; the device
+	 * runs first, so with them only a scan whose quals all go to the device
+	 * (in their order) is safe.
+	 */
+	if (secure && *host_quals != NIL)
+		ok = false;
+	return ok;
+}
+
+/* Estimated device instructions per row: about three per qual. */
+static double
+program_length_estimate(List *device_quals)
+{
+	return 3.0 * list_length(device_quals);
+}
+
+/* Rows a parallel path returns per process, as PostgreSQL estimates it. */
+static double
+parallel_divisor(int workers)
+{
+	double		divisor = workers;
+
+	if (parallel_leader_participation)
+	{
+		double		leader = 1.0 - 0.3 * workers;
+
+		if (leader > 0)
+			divisor += leader;
+	}
+	return divisor;
+}
+
+/* Build a GpuScan CustomPath (partial when workers > 0). */
+static CustomPath *
+make_gpuscan_path(PlannerInfo *root, RelOptInfo *rel, List *device_quals,
+				  List *host_quals, int workers, bool gpu)
+{
+	CustomPath *cpath = makeNode(CustomPath);
+	GxScanCostInput in;
+	QualCost	host_cost;
+	Selectivity dev_sel;
+	List	   *host_clauses = NIL;
+	ListCell   *lc;
+
+	foreach(lc, host_quals)
+		host_clauses = lappend(host_clauses, lfirst_node(RestrictInfo, lc));
+	cost_qual_eval(&host_cost, host_clauses, root);
+	dev_sel = clauselist_selectivity(root, device_quals, rel->relid, JOIN_INNER, NULL);
+
+	memset(&in, 0, sizeof(in));
+	in.pages = rel->pages;
+	in.tuples = rel->tuples;
+	in.rows_out = clamp_row_est(rel->tuples * dev_sel);
+	in.program_len = program_length_estimate(device_quals);
+	in.host_qual_per_row = host_cost.per_tuple;
+	in.parallel_workers = workers;
+	in.gpu = gpu;
+
+	cpath->path.pathtype = T_CustomScan;
+	cpath->path.parent = rel;
+	cpath->path.pathtarget = rel->reltarget;
+	cpath->path.param_info = NULL;
+	cpath->path.parallel_aware = workers > 0;
+	cpath->path.parallel_safe = rel->consider_parallel;
+	cpath->path.parallel_workers = workers;
+	cpath->path.rows = workers > 0 ? clamp_row_est(rel->rows / parallel_divisor(workers)) : rel->rows;
+	cpath->path.pathkeys = NIL;
+	gx_cost_scan(&in, &cpath->path.startup_cost, &cpath->path.total_cost);
+	cpath->path.startup_cost += host_cost.startup;
+	cpath->path.total_cost += host_cost.startup;
+	if (gpuext_force_offload)
+	{
+		cpath->path.startup_cost = 0;
+		cpath->path.total_cost = workers > 0 ? 0 : 1;
+	}
+	cpath->flags = 0;
+	cpath->custom_paths = NIL;
+	cpath->custom_private = NIL;
+	cpath->methods = &gpuscan_path_methods;
+	return cpath;
+}
+
+/* Is this path one of gpuext's? */
+static bool
+is_gpuext_path(Path *path)
+{
+	return IsA(path, CustomPath) &&
+		strncmp(((CustomPath *) path)->methods->CustomName, "Gpu", 3) == 0;
+}
+
+/*
+ * With gpuext.force_offload, gpuext's paths are the only ones left for the
+ * relation (the planner still chooses between serial and parallel).
+ */
+static void
+keep_only_gpuext_paths(RelOptInfo *rel)
+{
+	List	   *keep = NIL;
+	ListCell   *lc;
+
+	foreach(lc, rel->pathlist)
+		if (is_gpuext_path(lfirst(lc)) || ((Path *) lfirst(lc))->param_info != NULL)
+			keep = lappend(keep, lfirst(lc));
+	rel->pathlist = keep;
+	keep = NIL;
+	foreach(lc, rel->partial_pathlist)
+		if (is_gpuext_path(lfirst(lc)))
+			keep = lappend(keep, lfirst(lc));
+	rel->partial_pathlist = keep;
+}
+
+/* set_rel_pathlist_hook: add GpuScan paths for a base relation. */
+static void
+gpuscan_add_paths(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTblEntry *rte)
+{
+	List	   *device_quals;
+	List	   *host_quals;
+	const char *why;
+	bool		gpu;
+
+	if (prev_set_rel_pathlist_hook)
+		prev_set_rel_pathlist_hook(root, rel, rti, rte);
+
+	if (!gpuext_enabled || !gpuext_enable_gpuscan || !relation_is_scannable(rel, rte))
+		return;
+	if (IS_DUMMY_REL(rel))
+		return;
+	/* without a GPU the CPU engine is only worth it when forced */
+	gpu = gpuext_device_mode != GPUEXT_DEVICE_CPU && gx_service_has_gpu(&why);
+	if (!gpu && !gpuext_force_offload)
+		return;
+	if (!gx_split_scan_quals(root, rel, rte, rel->baserestrictinfo, &device_quals, &host_quals))
+		return;
+	if (device_quals == NIL)
+		return;
+
+	add_path(rel, (Path *) make_gpuscan_path(root, rel, device_quals, host_quals, 0, gpu));
+
+	if (rel->consider_parallel && rel->lateral_relids == NULL)
+	{
+		int			workers = compute_parallel_worker(rel, rel->pages, -1,
+													  max_parallel_workers_per_gather);
+
+		if (workers > 0)
+			add_partial_path(rel, (Path *) make_gpuscan_path(root, rel, device_quals,
+															 host_quals, workers, gpu));
+	}
+	if (gpuext_force_offload)
+		keep_only_gpuext_paths(rel);
+}
+
+/* PlanCustomPath: device quals go to custom_exprs, the rest are host quals. */
+static Plan *
+gpuscan_plan(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
+			 List *tlist, List *clauses, List *custom_plans)
+{
+	CustomScan *cscan = makeNode(CustomScan);
+	RangeTblEntry *rte = planner_rt_fetch(rel->relid, root);
+	List	   *device_quals;
+	List	   *host_quals;
+
+	if (!gx_split_scan_quals(root, rel, rte, clauses, &device_quals, &host_quals))
+		elog(ERROR, "gpuext: relation can no longer be scanned by GpuScan");
+
+	cscan->scan.plan.targetlist = tlist;
+	cscan->scan.plan.qual = extract_actual_clauses(host_quals, false);
+	cscan->scan.scanrelid = rel->relid;
+	cscan->flags = best_path->flags;
+	cscan->custom_exprs = extract_actual_clauses(device_quals, false);
+	cscan->custom_private = NIL;
+	cscan->custom_scan_tlist = NIL;
+	cscan->methods = &gpuscan_plan_methods;
+	return &cscan->scan.plan;
+}
+
+/* ---------------------------------------------------------------------
+ * Executor
+ * ---------------------------------------------------------------------
+ */
+static Node *
+gpuscan_create_state(CustomScan *cscan)
+{
+	GpuScanState *gss = (GpuScanState *) newNode(sizeof(GpuScanState), T_CustomScanState);
+
+	gss->css.methods = &gpuscan_exec_methods;
+	gss->css.flags = cscan->flags;
+	gss->plan_device_quals = cscan->custom_exprs;
+	return (Node *) gss;
+}
+
+/*
+ * Build the device program from the plan's device quals, with the current
+ * values of Params.  Quals that cannot be built now run on the host.
+ */
+static void
+build_program(GpuScanState *gss)
+{
+	ScanState  *ss = &gss->css.ss;
+	Index		scanrelid = ((Scan *) ss->ps.plan)->scanrelid;
+	List	   *host = NIL;
+
+	gss->program = gx_build_qual_program(gss->plan_device_quals, scanrelid,
+										 RelationGetDescr(ss->ss_currentRelation),
+										 &ss->ps, ss->ps.ps_ExprContext,
+										 &gss->device_quals, &host);
+	gss->recheck_state = ExecInitQual(gss->device_quals, &ss->ps);
+	gss->demoted_state = host ? ExecInitQual(host, &ss->ps) : NULL;
+}
+
+/*
+ * The scan slot: tuples are returned in place from pinned pages, through
+ * a heap-tuple slot (the default custom scan slot is virtual, which has no
+ * system columns); the projection and host quals are rebuilt for it.
+ */
+static void
+gpuscan_begin(CustomScanState *node, EState *estate, int eflags)
+{
+	GpuScanState *gss = (GpuScanState *) node;
+	ScanState  *ss = &node->ss;
+	TupleDesc	tupdesc = RelationGetDescr(ss->ss_currentRelation);
+	Index		scanrelid = ((Scan *) ss->ps.plan)->scanrelid;
+
+	ss->ss_ScanTupleSlot = ExecAllocTableSlot(&estate->es_tupleTable, tupdesc, &TTSOpsHeapTuple);
+	ss->ps.scandesc = tupdesc;
+	ss->ps.scanops = &TTSOpsHeapTuple;
+	ss->ps.scanopsfixed = true;
+	ss->ps.scanopsset = true;
+	ExecAssignScanProjectionInfoWithVarno(ss, scanrelid);
+	ss->ps.qual = ExecInitQual(ss->ps.plan->qual, &ss->ps);
+
+	if (eflags & EXEC_FLAG_EXPLAIN_ONLY)
+		return;
+	build_program(gss);
+	gx_pipeline_init(&gss->pipe, ss->ss_currentRelation, estate->es_snapshot,
+					 GX_REQ_SCAN, sizeof(GxScanPageOut));
+	gx_pipeline_set_program(&gss->pipe, gss->program);
+	gss->pipe_started = true;
+}
+
+/* Release the batch being consumed. */
+static void
+finish_current(GpuScanState *gss)
+{
+	if (gss->cur == NULL)
+		return;
+	/* the slot points into the batch's pages: clear it before unpinning */
+	ExecClearTuple(gss->css.ss.ss_ScanTupleSlot);
+	gx_pipeline_release(&gss->pipe, gss->cur);
+	gss->cur = NULL;
+}
+
+/*
+ * The next row of the current batch that the device passed or wants
+ * rechecked, stored in the scan slot; false when the batch is exhausted.
+ * *recheck says which.
+ */
+static bool
+next_row_of_batch(GpuScanState *gss, bool *recheck)
+{
+	GxPipeBatch *b = gss->cur;
+	GxBatch    *batch = b->pb.batch;
+	const GxPageRef *refs = gx_batch_pages(batch);
+	const GxScanPageOut *outs = (const GxScanPageOut *) gx_batch_out(batch);
+
+	while (gss->cur_page < b->npages)
+	{
+		const GxScanPageOut *out = &outs[gss->cur_page];
+
+		while (gss->cur_bits == 0 && gss->cur_word < GX_BITMAP_WORDS)
+		{
+			gss->cur_bits = out->pass[gss->cur_word] | out->recheck[gss->cur_word];
+			if (gss->cur_bits == 0)
+				gss->cur_word++;
+		}
+		if (gss->cur_bits != 0)
+		{
+			int			bit = pg_rightmost_one_pos32(gss->cur_bits);
+			OffsetNumber off = gss->cur_word * 32 + bit + 1;
+			Page		page = BufferGetPage(b->buffers[gss->cur_page]);
+			ItemId		lp = PageGetItemId(page, off);
+			HeapTuple	tup = &gss->tuple;
+
+			*recheck = (out->recheck[gss->cur_word] >> bit) & 1;
+			gss->cur_bits &= gss->cur_bits - 1;
+			if (gss->cur_bits == 0)
+				gss->cur_word++;
+
+			tup->t_data = (HeapTupleHeader) PageGetItem(page, lp);
+			tup->t_len = ItemIdGetLength(lp);
+			tup->t_tableOid = RelationGetRelid(gss->css.ss.ss_currentRelation);
+			ItemPointerSet(&tup->t_self, refs[gss->cur_page].blkno, off);
+			ExecStoreHeapTuple(tup, gss->css.ss.ss_ScanTupleSlot, false);
+			return true;
+		}
+		gss->cur_page++;
+		gss->cur_word = 0;
+		gss->cur_bits = 0;
+	}
+	return false;
+}
+
+/* ExecScan access method: the next row that passed the device quals. */
+static TupleTableSlot *
+gpuscan_next(ScanState *ss)
+{
+	GpuScanState *gss = (GpuScanState *) ss;
+	ExprContext *econtext = ss->ps.ps_ExprContext;
+
+	for (;;)
+	{
+		bool		recheck;
+
+		if (gss->cur != NULL && next_row_of_batch(gss, &recheck))
+		{
+			econtext->ecxt_scantuple = ss->ss_ScanTupleSlot;
+			if (recheck)
+			{
+				gss->rows_rechecked++;
+				/* PostgreSQL's own evaluation: exact values and errors */
+				if (!ExecQual(gss->recheck_state, econtext))
+				{
+					ResetExprContext(econtext);
+					continue;
+				}
+			}
+			else
+				gss->rows_from_device++;
+			if (gss->demoted_state && !ExecQual(gss->demoted_state, econtext))
+			{
+				ResetExprContext(econtext);
+				continue;
+			}
+			pgstat_count_heap_getnext(ss->ss_currentRelation);
+			return ss->ss_ScanTupleSlot;
+		}
+		finish_current(gss);
+		gss->cur = gx_pipeline_next(&gss->pipe);
+		if (gss->cur == NULL)
+			return ExecClearTuple(ss->ss_ScanTupleSlot);
+		gss->cur_page = 0;
+		gss->cur_word = 0;
+		gss->cur_bits = 0;
+	}
+}
+
+/* GpuScan never needs EvalPlanQual rechecks of its own. */
+static bool
+gpuscan_recheck(ScanState *ss, TupleTableSlot *slot)
+{
+	return true;
+}
+
+static TupleTableSlot *
+gpuscan_exec(CustomScanState *node)
+{
+	return ExecScan(&node->ss, gpuscan_next, gpuscan_recheck);
+}
+
+static void
+gpuscan_end(CustomScanState *node)
+{
+	GpuScanState *gss = (GpuScanState *) node;
+
+	if (!gss->pipe_started)
+		return;
+	finish_current(gss);
+	gx_pipeline_end(&gss->pipe);
+	gss->pipe_started = false;
+}
+
+static void
+gpuscan_rescan(CustomScanState *node)
+{
+	GpuScanState *gss = (GpuScanState *) node;
+
+	finish_current(gss);
+	gx_pipeline_reset(&gss->pipe);
+	/* Params may have new values */
+	build_program(gss);
+	gx_pipeline_set_program(&gss->pipe, gss->program);
+}
+
+static Size
+gpuscan_estimate_dsm(CustomScanState *node, ParallelContext *pcxt)
+{
+	return table_block_parallelscan_estimate(node->ss.ss_currentRelation);
+}
+
+static void
+gpuscan_init_dsm(CustomScanState *node, ParallelContext *pcxt, void *coordinate)
+{
+	GpuScanState *gss = (GpuScanState *) node;
+	ParallelBlockTableScanDesc pscan = coordinate;
+
+	table_block_parallelscan_initialize(node->ss.ss_currentRelation, (ParallelTableScanDesc) pscan);
+	gss->pipe.pscan = pscan;
+}
+
+static void
+gpuscan_reinit_dsm(CustomScanState *node, ParallelContext *pcxt, void *coordinate)
+{
+	table_block_parallelscan_reinitialize(node->ss.ss_currentRelation,
+										  (ParallelTableScanDesc) coordinate);
+}
+
+static void
+gpuscan_init_worker(CustomScanState *node, shm_toc *toc, void *coordinate)
+{
+	GpuScanState *gss = (GpuScanState *) node;
+
+	gss->pipe.pscan = coordinate;
+}
+
+/* EXPLAIN: device quals, engine, program and, with ANALYZE, the work done. */
+static void
+gpuscan_explain(CustomScanState *node, List *ancestors, ExplainState *es)
+{
+	GpuScanState *gss = (GpuScanState *) node;
+	List	   *context;
+	bool		useprefix = list_length(es->rtable) > 1 || es->verbose;
+	char	   *str;
+
+	context = set_deparse_context_plan(es->deparse_cxt, node->ss.ps.plan, ancestors);
+	str = deparse_expression((Node *) make_ands_explicit(gss->plan_device_quals),
+							 context, useprefix, false);
+	ExplainPropertyText("GPU Filter", str, es);
+
+	if (!gss->pipe_started)
+	{
+		if (!gpuext_regression_test_mode)
+		{
+			const char *why;
+			bool		gpu = gpuext_device_mode != GPUEXT_DEVICE_CPU && gx_service_has_gpu(&why);
+
+			ExplainPropertyText("Engine", gpu ? "GPU" : "CPU engine", es);
+		}
+		return;
+	}
+	if (es->verbose && gss->program)
+		ExplainPropertyText("Device Program", gx_program_summary(gss->program), es);
+	if (list_length(gss->device_quals) < list_length(gss->plan_device_quals))
+		ExplainPropertyInteger("Device Quals Run on Host", NULL,
+							   list_length(gss->plan_device_quals) - list_length(gss->device_quals), es);
+	if (!gpuext_regression_test_mode)
+		ExplainPropertyText("Engine", gx_engine_name(&gss->pipe.engine), es);
+	if (es->analyze)
+	{
+		GxEngine   *e = &gss->pipe.engine;
+
+		ExplainPropertyInteger("Pages", NULL, gss->pipe.npages, es);
+		ExplainPropertyInteger("Rows Rechecked on Host", NULL, gss->rows_rechecked, es);
+		if (!gpuext_regression_test_mode)
+		{
+			ExplainPropertyInteger("GPU Batches", NULL, e->gpu_batches, es);
+			ExplainPropertyInteger("CPU Batches", NULL, e->cpu_batches, es);
+			ExplainPropertyInteger("Fallback Batches", NULL, e->fallback_batches, es);
+			ExplainPropertyInteger("Heap Bytes Read", "kB", gss->pipe.npages * BLCKSZ / 1024, es);
+			ExplainPropertyFloat("Device Time", "ms", e->device_ms, 3, es);
+		}
+	}
+}
+
+/* Register the hook and the node; from _PG_init. */
+void
+gx_gpuscan_init(void)
+{
+	RegisterCustomScanMethods(&gpuscan_plan_methods);
+	prev_set_rel_pathlist_hook = set_rel_pathlist_hook;
+	set_rel_pathlist_hook = gpuscan_add_paths;
+}

@@ -1,0 +1,24 @@
+/*-------------------------------------------------------------------------
+ * gpuscan.h
+ *		GpuScan: sequential scans whose quals run on the device.
+ *
+ * IDENTIFICATION
+ *		src/gpuscan.h
+ *-------------------------------------------------------------------------
+ */
+#ifndef GPUEXT_GPUSCAN_H
+#define GPUEXT_GPUSCAN_H
+
+#include "nodes/pathnodes.h"
+
+extern void gx_gpuscan_init(void);
+
+/*
+ * Split a relation's restriction clauses (RestrictInfos) into those the
+ * device can run and the rest, in their original order.  Returns false
+ * when the relation cannot be scanned by gpuext at all.
+ */
+extern bool gx_split_scan_quals(PlannerInfo *root, RelOptInfo *rel, RangeTblEntry *rte,
+								List *clauses, List **device_quals, List **host_quals);
+
+#endif							/* GPUEXT_GPUSCAN_H */

@@ -1,0 +1,163 @@
+/*-------------------------------------------------------------------------
+ * pipeline.c
+ *		Keep the device busy: page batches are pinned, described and
+ *		submitted ahead of the executor, up to GX_PIPELINE_DEPTH at a time,
+ *		so the GPU never waits for the CPU and the CPU rarely waits for the
+ *		GPU.
+ *
+ * The engine (GPU or CPU) is decided when the pipeline starts; batches go
+ * through gx_engine_*, which applies the fallback policy.  The pages of a
+ * batch stay pinned until the consumer releases the batch, so tuples can
+ * be returned straight from shared_buffers.
+ *
+ * IDENTIFICATION
+ *		src/pipeline.c
+ *-------------------------------------------------------------------------
+ */
+#include "gpuext.h"
+
+#include "miscadmin.h"
+#include "storage/bufmgr.h"
+
+#include "pipeline.h"
+
+/* Set up a pipeline; the engine and the page source start lazily. */
+void
+gx_pipeline_init(GxPipeline *p, Relation rel, Snapshot snapshot, int kind, Size out_per_page)
+{
+	memset(p, 0, sizeof(*p));
+	p->rel = rel;
+	p->snapshot = snapshot;
+	p->kind = kind;
+	p->out_per_page = out_per_page;
+	gx_engine_start(&p->engine);
+	/* the CPU engine runs batches at once: nothing to overlap */
+	p->depth = p->engine.use_gpu ? GX_PIPELINE_DEPTH : 1;
+
+	/*
+	 * Pinned pages are a shared resource: keep every process's share of
+	 * shared_buffers small, whatever gpuext.max_batch_pages says.
+	 */
+	p->max_pages = Min(gpuext_max_batch_pages,
+					   Max(16, NBuffers / (GX_PIPELINE_DEPTH * 4 * (max_parallel_workers + 1))));
+	for (int i = 0; i < GX_PIPELINE_DEPTH; i++)
+		p->batches[i].buffers = palloc(sizeof(Buffer) * p->max_pages);
+}
+
+void
+gx_pipeline_set_program(GxPipeline *p, const GxProgram *program)
+{
+	p->program = program;
+}
+
+/*
+ * Read, describe and submit one more batch.  Returns false when the
+ * relation has no more pages.
+ */
+static bool
+start_batch(GxPipeline *p)
+{
+	int			slot = (p->head + p->count) % GX_PIPELINE_DEPTH;
+	GxPipeBatch *b = &p->batches[slot];
+	Size		proglen = p->program ? p->program->length : 0;
+	GxBatch    *batch;
+	uint32		n;
+
+	if (p->src == NULL)
+		p->src = gx_pages_begin(p->rel, p->snapshot, p->pscan);
+
+	batch = gx_engine_batch_alloc(&p->engine, &b->pb,
+								  gx_batch_size(p->max_pages, proglen, p->out_per_page));
+	gx_batch_layout(batch, p->kind, p->max_pages, proglen, p->out_per_page);
+	if (proglen > 0)
+		memcpy((char *) batch + batch->program_offset, p->program, proglen);
+	n = gx_pages_fill(p->src, (GxPageRef *) gx_batch_pages(batch), b->buffers, p->max_pages);
+	if (n == 0)
+	{
+		gx_engine_batch_free(&b->pb);
+		p->source_done = true;
+		return false;
+	}
+	batch->npages = n;
+	batch->out_len = (uint32) (n * p->out_per_page);
+	b->npages = n;
+	b->used = true;
+	p->count++;
+	p->nbatches++;
+	p->npages += n;
+	gx_engine_submit(&p->engine, &b->pb);
+	return true;
+}
+
+/*
+ * The next batch with its results, in page order, or NULL when the scan is
+ * complete.  The previous batch must have been released.
+ */
+GxPipeBatch *
+gx_pipeline_next(GxPipeline *p)
+{
+	GxPipeBatch *b;
+
+	while (p->count < p->depth && !p->source_done)
+		if (!start_batch(p))
+			break;
+	if (p->count == 0)
+		return NULL;
+	b = &p->batches[p->head];
+	gx_engine_wait(&p->engine, &b->pb);
+	return b;
+}
+
+/* Unpin the pages of a consumed batch and free its memory. */
+void
+gx_pipeline_release(GxPipeline *p, GxPipeBatch *b)
+{
+	Assert(b == &p->batches[p->head]);
+	gx_pages_release(b->buffers, b->npages);
+	gx_engine_batch_free(&b->pb);
+	b->npages = 0;
+	b->used = false;
+	p->head = (p->head + 1) % GX_PIPELINE_DEPTH;
+	p->count--;
+	/* refill at once: the device works while the consumer reads this one */
+	while (p->count < p->depth && !p->source_done)
+		if (!start_batch(p))
+			break;
+}
+
+/* Drop every batch (cancelling those in flight). */
+static void
+drop_batches(GxPipeline *p)
+{
+	while (p->count > 0)
+	{
+		GxPipeBatch *b = &p->batches[p->head];
+
+		gx_engine_batch_free(&b->pb);
+		gx_pages_release(b->buffers, b->npages);
+		b->npages = 0;
+		b->used = false;
+		p->head = (p->head + 1) % GX_PIPELINE_DEPTH;
+		p->count--;
+	}
+	p->head = 0;
+}
+
+/* Start over from the first page (rescan). */
+void
+gx_pipeline_reset(GxPipeline *p)
+{
+	drop_batches(p);
+	if (p->src)
+		gx_pages_rescan(p->src);
+	p->source_done = false;
+}
+
+void
+gx_pipeline_end(GxPipeline *p)
+{
+	drop_batches(p);
+	if (p->src)
+		gx_pages_end(p->src);
+	p->src = NULL;
+}

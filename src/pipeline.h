@@ -1,0 +1,56 @@
+/*-------------------------------------------------------------------------
+ * pipeline.h
+ *		A pipeline of page batches through an engine: while the executor
+ *		consumes the results of one batch, the next ones are being read
+ *		and evaluated on the device.
+ *
+ * IDENTIFICATION
+ *		src/pipeline.h
+ *-------------------------------------------------------------------------
+ */
+#ifndef GPUEXT_PIPELINE_H
+#define GPUEXT_PIPELINE_H
+
+#include "gpuext.h"
+#include "gx_program.h"
+
+#define GX_PIPELINE_DEPTH 3		/* batches in flight or being consumed */
+
+typedef struct GxPipeBatch
+{
+	GxPendingBatch pb;
+	Buffer	   *buffers;		/* pinned pages of the batch */
+	uint32		npages;
+	bool		used;
+} GxPipeBatch;
+
+typedef struct GxPipeline
+{
+	GxEngine	engine;
+	Relation	rel;
+	Snapshot	snapshot;
+	ParallelBlockTableScanDesc pscan;	/* shared state of a parallel scan */
+	GxPageSource *src;
+	const GxProgram *program;	/* copied into every batch */
+	int			kind;			/* GxRequestKind of the batches */
+	Size		out_per_page;
+	uint32		max_pages;
+	int			depth;			/* batches kept in flight */
+	GxPipeBatch batches[GX_PIPELINE_DEPTH];
+	int			head;			/* oldest batch */
+	int			count;			/* batches started and not yet released */
+	bool		source_done;
+	/* statistics for EXPLAIN ANALYZE */
+	uint64		nbatches;
+	uint64		npages;
+} GxPipeline;
+
+extern void gx_pipeline_init(GxPipeline *p, Relation rel, Snapshot snapshot, int kind,
+							 Size out_per_page);
+extern void gx_pipeline_set_program(GxPipeline *p, const GxProgram *program);
+extern GxPipeBatch *gx_pipeline_next(GxPipeline *p);
+extern void gx_pipeline_release(GxPipeline *p, GxPipeBatch *b);
+extern void gx_pipeline_reset(GxPipeline *p);
+extern void gx_pipeline_end(GxPipeline *p);
+
+#endif							/* GPUEXT_PIPELINE_H */
