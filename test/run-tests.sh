@@ -58,11 +58,12 @@ if [ "$(id -u)" = 0 ]; then
   RUNAS=${GPUEXT_TEST_USER:-postgres}
   id "$RUNAS" >/dev/null 2>&1 || useradd -m -s /bin/bash "$RUNAS"
 fi
+# (servers started here must not inherit the lock's descriptor)
 as_user() {
   if [ "$(id -un)" = "$RUNAS" ]; then
-    bash -c "$1"
+    bash -c "$1" 9>&-
   else
-    runuser -u "$RUNAS" -- bash -c "$1"
+    runuser -u "$RUNAS" -- bash -c "$1" 9>&-
   fi
 }
 
