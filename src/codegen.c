@@ -25,6 +25,7 @@
 #include "access/htup_details.h"
 #include "access/tupdesc.h"
 #include "catalog/pg_collation.h"
+#include "catalog/pg_database.h"
 #include "catalog/pg_type.h"
 #include "executor/executor.h"
 #include "lib/stringinfo.h"
@@ -37,7 +38,7 @@
 #include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
 #include "utils/numeric.h"
-#include "utils/pg_locale.h"
+#include "utils/syscache.h"
 #include "utils/timestamp.h"
 
 #include "codegen.h"
@@ -380,13 +381,57 @@ coerce_operand(GxCodegen *cg, int r, int from, int to, bool for_compare)
 	return cg_fail(cg, "incompatible operand types");
 }
 
+/* Is a collate string the C locale? */
+static bool
+locale_is_c(const char *name)
+{
+	return strcmp(name, "C") == 0 || strcmp(name, "POSIX") == 0;
+}
+
+/*
+ * Does the collation sort by bytes (the C or POSIX locale)?  Read from the
+ * catalogs (pg_locale.h would drag in ICU's headers).
+ */
+static bool
+collation_is_c(Oid collid)
+{
+	HeapTuple	tp;
+	bool		isnull;
+	Datum		d;
+	bool		result = false;
+
+	if (collid == C_COLLATION_OID || collid == POSIX_COLLATION_OID)
+		return true;
+	if (collid == DEFAULT_COLLATION_OID)
+	{
+		tp = SearchSysCache1(DATABASEOID, ObjectIdGetDatum(MyDatabaseId));
+		if (!HeapTupleIsValid(tp))
+			return false;
+		d = SysCacheGetAttr(DATABASEOID, tp, Anum_pg_database_datcollate, &isnull);
+		result = !isnull &&
+			((Form_pg_database) GETSTRUCT(tp))->datlocprovider == COLLPROVIDER_LIBC &&
+			locale_is_c(TextDatumGetCString(d));
+		ReleaseSysCache(tp);
+		return result;
+	}
+	tp = SearchSysCache1(COLLOID, ObjectIdGetDatum(collid));
+	if (!HeapTupleIsValid(tp))
+		return false;
+	d = SysCacheGetAttr(COLLOID, tp, Anum_pg_collation_collcollate, &isnull);
+	result = !isnull &&
+		((Form_pg_collation) GETSTRUCT(tp))->collprovider == COLLPROVIDER_LIBC &&
+		locale_is_c(TextDatumGetCString(d));
+	ReleaseSysCache(tp);
+	return result;
+}
+
 /* Check the collation rules of a text operation. */
 static bool
 text_collation_ok(GxCodegen *cg, int kind, Oid collid)
 {
 	if (kind == GXF_TEXT_ORD)
 	{
-		if (!OidIsValid(collid) || !lc_collate_is_c(collid))
+		if (!OidIsValid(collid) || !collation_is_c(collid))
 			return cg_fail(cg, "text ordering depends on the collation") >= 0;
 	}
 	else if (OidIsValid(collid) && collid != DEFAULT_COLLATION_OID &&
