@@ -240,7 +240,7 @@ make_gpuscan_path(PlannerInfo *root, RelOptInfo *rel, List *device_quals,
 	if (gpuext_force_offload)
 	{
 		cpath->path.startup_cost = 0;
-		cpath->path.total_cost = workers > 0 ? 0 : 1;
+		cpath->path.total_cost = 0;
 	}
 	cpath->flags = 0;
 	cpath->custom_paths = NIL;
@@ -303,6 +303,9 @@ gpuscan_add_paths(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTblEntry *
 	if (device_quals == NIL)
 		return;
 
+	/* forced: drop the other paths first, so nothing can dominate ours */
+	if (gpuext_force_offload)
+		keep_only_gpuext_paths(rel);
 	add_path(rel, (Path *) make_gpuscan_path(root, rel, device_quals, host_quals, 0, gpu));
 
 	if (rel->consider_parallel && rel->lateral_relids == NULL)
@@ -314,8 +317,6 @@ gpuscan_add_paths(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTblEntry *
 			add_partial_path(rel, (Path *) make_gpuscan_path(root, rel, device_quals,
 															 host_quals, workers, gpu));
 	}
-	if (gpuext_force_offload)
-		keep_only_gpuext_paths(rel);
 }
 
 /* PlanCustomPath: device quals go to custom_exprs, the rest are host quals. */

@@ -47,7 +47,7 @@ $P <<EOSQL
 \timing on
 create extension if not exists pg_prewarm;
 create unlogged table t (id int, a int, b float8, c numeric(12,2), d text, e date, f float4);
-insert into t select g, (g * 7919) % 1000, g / 7.0, ((g * 31) % 100000) / 100.0, 'str' || (g % 50), date '2020-01-01' + (g % 365), (g % 1000) / 3.0
+insert into t select g, (g::bigint * 7919) % 1000, g / 7.0, ((g::bigint * 31) % 100000) / 100.0, 'str' || (g % 50), date '2020-01-01' + (g % 365), (g % 1000) / 3.0
   from generate_series(1, $ROWS) g;
 vacuum freeze analyze t;
 select pg_size_pretty(pg_relation_size('t')), pg_prewarm('t');
