@@ -237,11 +237,6 @@ make_gpuscan_path(PlannerInfo *root, RelOptInfo *rel, List *device_quals,
 	gx_cost_scan(&in, &cpath->path.startup_cost, &cpath->path.total_cost);
 	cpath->path.startup_cost += host_cost.startup;
 	cpath->path.total_cost += host_cost.startup;
-	if (gpuext_force_offload)
-	{
-		cpath->path.startup_cost = 0;
-		cpath->path.total_cost = 0;
-	}
 	cpath->flags = 0;
 	cpath->custom_paths = NIL;
 	cpath->custom_private = NIL;
