@@ -133,11 +133,13 @@ define_gucs(void)
 							 "For tests and diagnosis.",
 							 &gpuext_force_offload, false,
 							 PGC_USERSET, GUC_NOT_IN_SAMPLE, NULL, NULL, NULL);
-	DefineCustomIntVariable("gpuext.dma_buffer_size",
-							"Size of the shared DMA arena used for batches and results.",
-							NULL,
-							&gpuext_dma_buffer_size_mb, 256, 16, 65536,
-							PGC_POSTMASTER, GUC_UNIT_MB, NULL, NULL, NULL);
+	/* server-start settings may only be defined while preloading */
+	if (process_shared_preload_libraries_in_progress)
+		DefineCustomIntVariable("gpuext.dma_buffer_size",
+								"Size of the shared DMA arena used for batches and results.",
+								NULL,
+								&gpuext_dma_buffer_size_mb, 256, 16, 65536,
+								PGC_POSTMASTER, GUC_UNIT_MB, NULL, NULL, NULL);
 	DefineCustomIntVariable("gpuext.max_batch_pages",
 							"Heap pages per batch sent to the device.",
 							NULL,

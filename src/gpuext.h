@@ -250,6 +250,7 @@ extern GxPageSource *gx_pages_begin(Relation rel, Snapshot snapshot,
 extern uint32 gx_pages_fill(GxPageSource *src, GxPageRef *refs,
 							Buffer *buffers, uint32 max_pages);
 extern void gx_pages_release(Buffer *buffers, uint32 npages);
+extern uint32 gx_batch_pages_cap(int batches_in_flight);
 extern void gx_pages_end(GxPageSource *src);
 extern void gx_pages_rescan(GxPageSource *src);
 extern Size gx_batch_size(uint32 npages, Size program_len, Size out_per_page);

@@ -38,8 +38,7 @@ gx_pipeline_init(GxPipeline *p, Relation rel, Snapshot snapshot, int kind, Size 
 	 * Pinned pages are a shared resource: keep every process's share of
 	 * shared_buffers small, whatever gpuext.max_batch_pages says.
 	 */
-	p->max_pages = Min(gpuext_max_batch_pages,
-					   Max(16, NBuffers / (GX_PIPELINE_DEPTH * 4 * (max_parallel_workers + 1))));
+	p->max_pages = gx_batch_pages_cap(GX_PIPELINE_DEPTH);
 	for (int i = 0; i < GX_PIPELINE_DEPTH; i++)
 		p->batches[i].buffers = palloc(sizeof(Buffer) * p->max_pages);
 }

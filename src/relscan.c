@@ -48,6 +48,12 @@ gx_pages_begin(Relation rel, Snapshot snapshot, ParallelBlockTableScanDesc pscan
 {
 	GxPageSource *src = palloc0(sizeof(GxPageSource));
 
+	/* the device reads shared buffers: local (temporary) ones are out of reach */
+	if (RelationUsesLocalBuffers(rel))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("gpuext cannot read temporary relation \"%s\"",
+						RelationGetRelationName(rel))));
 	src->rel = rel;
 	src->snapshot = snapshot;
 	src->pscan = pscan;
@@ -114,7 +120,11 @@ describe_page(GxPageSource *src, Buffer buf, BlockNumber blkno, GxPageRef *ref)
 	memset(ref->visible, 0, sizeof(ref->visible));
 
 	if (all_visible && !serializable)
-		any = lines > 0;
+	{
+		/* every normal item is visible; VACUUM may have left none */
+		for (OffsetNumber off = FirstOffsetNumber; off <= lines && !any; off++)
+			any = ItemIdIsNormal(PageGetItemId(page, off));
+	}
 	else
 	{
 		for (OffsetNumber off = FirstOffsetNumber; off <= lines; off++)
@@ -174,7 +184,25 @@ gx_pages_fill(GxPageSource *src, GxPageRef *refs, Buffer *buffers, uint32 max_pa
 	return n;
 }
 
-/* Unpin the pages of a batch. */
+/*
+ * Pages per batch: gpuext.max_batch_pages, but never more than a small
+ * share of shared_buffers, since every page of a batch stays pinned and
+ * a backend (with its parallel workers) keeps several batches in flight.
+ */
+uint32
+gx_batch_pages_cap(int batches_in_flight)
+{
+	int			share = NBuffers / (batches_in_flight * 4 * (max_parallel_workers + 1));
+
+	return Min(gpuext_max_batch_pages, Max(16, share));
+}
+
+/*
+ * Unpin the pages of a batch.  (On error the resource owner unpins them
+ * before gpuext's callback cancels the request: a kernel still running may
+ * then read a page that was reused, but it writes only to its own batch in
+ * the arena, whose results are discarded.)
+ */
 void
 gx_pages_release(Buffer *buffers, uint32 npages)
 {

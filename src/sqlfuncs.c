@@ -231,7 +231,7 @@ gpuext_page_counts(PG_FUNCTION_ARGS)
 	int			engine_mode = parse_engine(PG_GETARG_TEXT_PP(1));
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	int			saved_mode = gpuext_device_mode;
-	uint32		max_pages = gpuext_max_batch_pages;
+	uint32		max_pages = gx_batch_pages_cap(1);
 	Relation	rel;
 	GxPageSource *src;
 	GxEngine	engine;

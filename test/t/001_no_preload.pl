@@ -21,18 +21,8 @@ is($node->safe_psql('postgres', 'SHOW shared_preload_libraries'),
 
 my ($rc, $out, $err) = $node->psql('postgres', 'CREATE EXTENSION gpuext');
 my $created = $rc == 0;
-TODO:
-{
-	# Known bug: src/gpuext.c define_gucs() defines the PGC_POSTMASTER
-	# gpuext.dma_buffer_size whenever the library loads, and PostgreSQL
-	# makes that FATAL outside shared_preload_libraries ("cannot create
-	# PGC_POSTMASTER variables after startup").  Remove this TODO once
-	# that is fixed; the rest of the test is skipped until then.
-	local $TODO = 'loading gpuext without shared_preload_libraries is FATAL'
-	  unless $created;
-	ok($created, 'CREATE EXTENSION gpuext works without preloading')
-	  or diag($err);
-}
+ok($created, 'CREATE EXTENSION gpuext works without preloading')
+  or diag($err);
 
 SKIP:
 {

@@ -1,9 +1,7 @@
 # gpuext_page_counts at the edges of the buffer manager: temporary tables
 # (local buffers, not shared_buffers: this session's must not crash the
 # server, another session's must be refused) and batches of more pages
-# than shared_buffers can pin at once.  The known bugs are TODO tests:
-# they report "not ok # TODO" without failing the suite, and pass once
-# fixed.
+# than shared_buffers can pin at once.
 use strict;
 use warnings;
 
@@ -23,18 +21,9 @@ my ($rc, $out, $err) = $node->psql(
 	extra_params => [ '-v', 'VERBOSITY=verbose' ]);
 my $crashed = $err =~ /server closed the connection unexpectedly|connection to server was lost/
   || log_since($node, $logpos) =~ /terminated by signal/;
-TODO:
-{
-	# Known bug: relscan.c describe_page() records 'buf - 1' as a shared
-	# buffer id, but a temporary table's pages are local buffers (negative
-	# Buffer numbers): the CPU engine reads far outside shared_buffers and
-	# the backend dies of SIGSEGV (on a GPU the service rejects the batch as
-	# malformed).  Temporary tables should be refused, or read another way.
-	local $TODO = 'gpuext_page_counts on a temporary table crashes the server';
-	ok(!$crashed, 'gpuext_page_counts on a temporary table does not crash the server');
-	ok($out eq '1000' || $err =~ /ERROR/,
-		'it counts the rows or raises an ERROR') or diag($err);
-}
+ok(!$crashed, 'gpuext_page_counts on a temporary table does not crash the server');
+like($err, qr/ERROR:  0A000: gpuext cannot read temporary relation "tt"/,
+	'a temporary table is refused: its pages are not in shared buffers');
 wait_for_log($node, qr/all server processes terminated; reinitializing/, $logpos)
   if $crashed;
 ok($node->poll_query_until('postgres', 'SELECT 1', '1'), 'the server accepts connections');
@@ -48,7 +37,7 @@ $logpos = log_position($node);
 ($rc, $out, $err) = $node->psql('postgres',
 	"SELECT * FROM gpuext_page_counts($oid, 'cpu')",
 	extra_params => [ '-v', 'VERBOSITY=verbose' ]);
-like($err, qr/ERROR:  0A000: cannot access temporary tables of other sessions/,
+like($err, qr/ERROR:  0A000: gpuext cannot read temporary relation "theirs"/,
 	"another session's temporary table is refused");
 unlike(log_since($node, $logpos), qr/terminated by signal/, 'without a crash');
 bg_quit($s);
@@ -64,16 +53,9 @@ is( $node->safe_psql(
 	'batches of a quarter of shared_buffers work');
 ($rc, $out, $err) = $node->psql('postgres',
 	"SET gpuext.max_batch_pages = 65536; SELECT sum(visible) FROM gpuext_page_counts('big')");
-TODO:
-{
-	# Known bug: gx_pages_fill() pins up to gpuext.max_batch_pages buffers
-	# at once, with no cap from shared_buffers, so a batch larger than the
-	# buffer pool fails ("no unpinned buffers available"), and while it
-	# holds the pool every other backend can fail the same way.
-	local $TODO = 'a batch may pin more buffers than shared_buffers has';
-	is($out, '200000', 'gpuext.max_batch_pages above shared_buffers still works')
-	  or diag($err);
-}
+# batches are capped to a share of shared_buffers, whatever the setting
+is($out, '200000', 'gpuext.max_batch_pages above shared_buffers still works')
+  or diag($err);
 is($node->safe_psql('postgres', "SELECT count(*) FROM big"), '200000',
 	'other queries work afterwards');
 is(status_of($node, 'device_memory_in_use = 0 AND dma_arena_in_use = 0'),
