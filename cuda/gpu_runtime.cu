@@ -270,6 +270,12 @@ launch_kind(const GxLaunch *l, cudaStream_t s)
 			return gx_launch_sleep(l, s);
 		case GX_REQ_SCAN:
 			return gx_launch_scan(l, s);
+		case GX_REQ_TASK_CREATE:
+			return gx_launch_task_create(l, s);
+		case GX_REQ_AGG:
+			return gx_launch_agg(l, s);
+		case GX_REQ_TASK_FETCH:
+			return gx_launch_task_fetch(l, s);
 		default:
 			return cudaErrorInvalidValue;
 	}

@@ -17,11 +17,18 @@
 #include <stdint.h>
 #include <stddef.h>
 
+/*
+ * GX_FUNC: shared per-row code, for both compilers.  GX_ATOMIC_FUNC: code
+ * that updates shared state with atomics, which nvcc compiles for the
+ * device only (the CPU engine gets plain updates).
+ */
 #if defined(__CUDACC__)
 #define GX_FUNC		__host__ __device__ __forceinline__ static
+#define GX_ATOMIC_FUNC	__device__ __forceinline__ static
 #define GX_DEVICE_CODE 1
 #else
 #define GX_FUNC		static inline
+#define GX_ATOMIC_FUNC	static inline
 #endif
 
 /* ---------------------------------------------------------------------
@@ -60,6 +67,10 @@ typedef enum GxRequestKind
 	GX_REQ_PAGE_COUNT,			/* per-page counts of visible tuples */
 	GX_REQ_SLEEP,				/* debug: occupy the device for a while */
 	GX_REQ_SCAN,				/* evaluate a device program over a batch */
+	GX_REQ_TASK_CREATE,			/* allocate a device-resident group table */
+	GX_REQ_AGG,					/* aggregate a batch into a task's table */
+	GX_REQ_TASK_FETCH,			/* copy a task's groups to the arena */
+	GX_REQ_TASK_DESTROY,		/* free a task */
 	GX_REQ_KIND_MAX
 } GxRequestKind;
 
@@ -89,6 +100,7 @@ typedef enum GxFault
 #define GX_KERR_NONE			0
 #define GX_KERR_INJECTED		1	/* fault injection asked for it */
 #define GX_KERR_BAD_PROGRAM		2	/* malformed device program */
+#define GX_KERR_NO_TASK			3	/* the task does not exist */
 
 /* page flags in a batch */
 #define GX_PAGE_ALL_VISIBLE		0x0001
@@ -134,7 +146,11 @@ typedef struct GxBatch
 	uint32_t	kernel_error;	/* set by a kernel that failed (GX_KERR_*) */
 	uint32_t	pad;
 	uint64_t	arg;			/* kind-specific argument */
-	uint64_t	reserve_bytes;	/* device memory to reserve (GX_REQ_SLEEP) */
+	uint64_t	arg2;
+	uint64_t	reserve_bytes;	/* device memory to reserve */
+	uint32_t	task_id;		/* device-resident state it works on */
+	uint32_t	pad2;
+	uint64_t	result;			/* kind-specific result (task id, count) */
 } GxBatch;
 
 GX_FUNC const GxPageRef *

@@ -19,5 +19,8 @@ extern cudaError_t gx_launch_page_count(const GxLaunch *l, cudaStream_t s);
 extern cudaError_t gx_launch_sleep(const GxLaunch *l, cudaStream_t s);
 extern cudaError_t gx_launch_stall(const GxLaunch *l, cudaStream_t s);
 extern cudaError_t gx_launch_scan(const GxLaunch *l, cudaStream_t s);
+extern cudaError_t gx_launch_task_create(const GxLaunch *l, cudaStream_t s);
+extern cudaError_t gx_launch_agg(const GxLaunch *l, cudaStream_t s);
+extern cudaError_t gx_launch_task_fetch(const GxLaunch *l, cudaStream_t s);
 
 #endif							/* GX_KERNELS_H */

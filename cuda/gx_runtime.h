@@ -49,6 +49,7 @@ typedef struct GxLaunch
 	const unsigned char *pages_dev; /* device view of shared buffers */
 	void	   *scratch_dev;	/* device memory reserved for this launch */
 	uint64_t	scratch_bytes;
+	void	   *task_dev;		/* device-resident state of the task, if any */
 } GxLaunch;
 
 /* Initialise CUDA and count devices; 0 devices is not an error. */

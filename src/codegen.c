@@ -1109,6 +1109,67 @@ gx_build_qual_program(List *quals, Index varno, TupleDesc tupdesc,
 	return assemble(&cg);
 }
 
+/*
+ * Compile quals (implicit AND) and then each expression of 'exprs' into
+ * one program; the register and value class of expression i go to
+ * out_regs[i] and out_types[i].  All or nothing: returns NULL (with *why)
+ * when anything cannot run on the device.  In check_only mode (planner)
+ * Params are not evaluated and the returned program is not to be run.
+ */
+static GxProgram *
+build_projection_program(List *quals, List *exprs, Index varno, TupleDesc tupdesc,
+						 bool check_only, PlanState *parent, ExprContext *econtext,
+						 int *out_regs, int *out_types, const char **why)
+{
+	GxCodegen	cg;
+	ListCell   *lc;
+	int			i = 0;
+
+	cg_init(&cg, varno, tupdesc, check_only);
+	cg.parent = parent;
+	cg.econtext = econtext;
+	foreach(lc, quals)
+	{
+		if (!gen_qual(&cg, lfirst(lc)))
+			break;
+		cg.next_reg = 0;
+	}
+	/* projections keep their results: no register reuse among them */
+	foreach(lc, exprs)
+	{
+		if (cg.why)
+			break;
+		out_regs[i] = gen_expr(&cg, lfirst(lc), &out_types[i]);
+		i++;
+	}
+	if (cg.why == NULL)
+		attrs_walkable(&cg);
+	*why = cg.why;
+	if (cg.why)
+		return NULL;
+	emit(&cg, GX_OP_END, 0, 0, 0, 0, 0, 0);
+	return assemble(&cg);
+}
+
+bool
+gx_exprs_are_device_executable(List *quals, List *exprs, Index varno, TupleDesc tupdesc,
+							   int *out_types, const char **why)
+{
+	int		   *regs = palloc(sizeof(int) * (list_length(exprs) + 1));
+
+	return build_projection_program(quals, exprs, varno, tupdesc, true, NULL, NULL,
+									regs, out_types, why) != NULL;
+}
+
+GxProgram *
+gx_build_projection_program(List *quals, List *exprs, Index varno, TupleDesc tupdesc,
+							PlanState *parent, ExprContext *econtext,
+							int *out_regs, int *out_types, const char **why)
+{
+	return build_projection_program(quals, exprs, varno, tupdesc, false, parent, econtext,
+									out_regs, out_types, why);
+}
+
 char *
 gx_program_summary(const GxProgram *prog)
 {

@@ -33,6 +33,19 @@ extern GxProgram *gx_build_qual_program(List *quals, Index varno, TupleDesc tupd
 										PlanState *parent, ExprContext *econtext,
 										List **device_quals, List **host_quals);
 
+/*
+ * Quals, then expressions whose values the program leaves in registers
+ * (group keys, aggregate inputs): all of them must run on the device.
+ * out_types[i] (and out_regs[i]) describe expression i.
+ */
+extern bool gx_exprs_are_device_executable(List *quals, List *exprs, Index varno,
+										   TupleDesc tupdesc, int *out_types,
+										   const char **why);
+extern GxProgram *gx_build_projection_program(List *quals, List *exprs, Index varno,
+											  TupleDesc tupdesc, PlanState *parent,
+											  ExprContext *econtext, int *out_regs,
+											  int *out_types, const char **why);
+
 /* a one-line summary of a program, for EXPLAIN VERBOSE */
 extern char *gx_program_summary(const GxProgram *prog);
 

@@ -18,6 +18,7 @@
  */
 #include "gpuext.h"
 
+#include <errno.h>
 #include <signal.h>
 #include <sched.h>
 
@@ -33,6 +34,26 @@
 #include "utils/timestamp.h"
 
 /* a request the service has started on a device */
+/*
+ * A task: device memory that outlives one request (a group table), used
+ * by the requests of one query, possibly from several processes.  It
+ * belongs to the process that created it; the service frees it when asked,
+ * or when that process is gone.
+ */
+typedef struct ServiceTask
+{
+	uint32		id;				/* 0: slot unused */
+	int			device;
+	void	   *mem;			/* NULL once lost in a device reset */
+	uint64		bytes;
+	int			owner_pid;
+	int			inflight;		/* requests running on it */
+	bool		destroy_pending;
+} ServiceTask;
+
+#define GX_MAX_TASKS 256
+
+/* a request the service has started on a device */
 typedef struct Inflight
 {
 	int			slot_index;
@@ -41,10 +62,13 @@ typedef struct Inflight
 	void	   *scratch;
 	uint64		scratch_bytes;
 	uint64		bytes_read;
+	ServiceTask *task;			/* the task it works on, if any */
 	bool		abort_sent;
 } Inflight;
 
 static Inflight inflight[GX_MAX_DEVICES * GX_MAX_INFLIGHT];
+static ServiceTask tasks[GX_MAX_TASKS];
+static uint32 next_task_id = 1;
 static int	ninflight = 0;
 static int	ndevices = 0;
 static bool cuda_initialised = false;
@@ -165,11 +189,134 @@ batch_is_sane(GxSlot *s, GxBatch *b)
 static uint64
 scratch_needed(GxBatch *b, int kind)
 {
-	if (kind == GX_REQ_SLEEP)
-		return b->reserve_bytes;
-	if (kind == GX_REQ_SCAN)
-		return TYPEALIGN(256, b->program_len);	/* the program, in device memory */
-	return 0;
+	switch (kind)
+	{
+		case GX_REQ_SLEEP:
+			return b->reserve_bytes;
+		case GX_REQ_SCAN:
+		case GX_REQ_AGG:
+			return TYPEALIGN(256, b->program_len);	/* the program, in device memory */
+		case GX_REQ_TASK_FETCH:
+			/* a counter, then a staging area for the entries */
+			return 256 + b->arg2 * (uint64) b->program_len;
+		default:
+			return 0;
+	}
+}
+
+static ServiceTask *
+find_task(uint32 id)
+{
+	for (int i = 0; i < GX_MAX_TASKS; i++)
+		if (tasks[i].id == id && id != 0)
+			return &tasks[i];
+	return NULL;
+}
+
+/* Free a task's device memory now. */
+static void
+free_task(ServiceTask *t)
+{
+	if (t->mem)
+	{
+		gxr_free(t->device, t->mem);
+		pg_atomic_fetch_sub_u64(&gx_shared->device_mem_used[t->device], t->bytes);
+	}
+	memset(t, 0, sizeof(*t));
+}
+
+/* Free a task, or mark it to be freed when its last request ends. */
+static void
+release_task(ServiceTask *t)
+{
+	if (t->inflight > 0)
+		t->destroy_pending = true;
+	else
+		free_task(t);
+}
+
+/* A request on a task ended: free the task if it was waiting for that. */
+static void
+end_task_use(Inflight *f)
+{
+	ServiceTask *t = f->task;
+
+	if (t == NULL)
+		return;
+	f->task = NULL;
+	if (--t->inflight == 0 && t->destroy_pending)
+		free_task(t);
+}
+
+/* Free the tasks whose owner process is gone (it crashed or exited). */
+static void
+collect_orphan_tasks(void)
+{
+	for (int i = 0; i < GX_MAX_TASKS; i++)
+	{
+		ServiceTask *t = &tasks[i];
+
+		if (t->id != 0 && !t->destroy_pending &&
+			kill(t->owner_pid, 0) != 0 && errno == ESRCH)
+		{
+			ereport(LOG,
+					(errmsg("gpuext GPU service freeing task %u of exited process %d",
+							t->id, t->owner_pid)));
+			release_task(t);
+		}
+	}
+}
+
+/*
+ * Requests on tasks that need no launch: create (allocation only; the
+ * table is initialised by its launch), destroy.  Returns true if the
+ * request was finished here.
+ */
+static bool
+start_task_request(uint32 slot_index, GxSlot *s, GxBatch *b, ServiceTask **task_out,
+				   int *dev_out)
+{
+	ServiceTask *t = NULL;
+
+	*task_out = NULL;
+	if (s->kind == GX_REQ_TASK_CREATE)
+	{
+		for (int i = 0; i < GX_MAX_TASKS; i++)
+			if (tasks[i].id == 0)
+			{
+				t = &tasks[i];
+				break;
+			}
+		if (t == NULL)
+		{
+			finish_request(slot_index, GX_ERR_OUT_OF_MEMORY, "too many GPU tasks", 0);
+			return true;
+		}
+		*task_out = t;			/* filled in once its memory is reserved */
+		return false;
+	}
+	if (s->kind != GX_REQ_AGG && s->kind != GX_REQ_TASK_FETCH && s->kind != GX_REQ_TASK_DESTROY)
+		return false;
+	t = find_task(b->task_id);
+	if (t == NULL || (t->destroy_pending && s->kind != GX_REQ_TASK_DESTROY))
+	{
+		finish_request(slot_index, GX_ERR_BAD_REQUEST, "no such GPU task", 0);
+		return true;
+	}
+	if (t->mem == NULL)
+	{
+		finish_request(slot_index, GX_ERR_DEVICE, "the GPU task was lost in a device reset", 0);
+		return true;
+	}
+	if (s->kind == GX_REQ_TASK_DESTROY)
+	{
+		release_task(t);
+		finish_request(slot_index, GX_OK, NULL, 0);
+		return true;
+	}
+	*task_out = t;
+	*dev_out = t->device;
+	return false;
 }
 
 /* Pick the device with the fewest launches in flight. */
@@ -195,6 +342,7 @@ start_request(uint32 slot_index)
 	Inflight   *f;
 	int			dev;
 	uint64		need;
+	ServiceTask *task = NULL;
 	char		err[GX_ERRLEN];
 
 	if (!pg_atomic_compare_exchange_u32(&s->state, &expected, GX_SLOT_RUNNING))
@@ -250,13 +398,15 @@ start_request(uint32 slot_index)
 	b->kernel_error = GX_KERR_NONE;
 
 	dev = pick_device();
+	if (start_task_request(slot_index, s, b, &task, &dev))
+		return;
 	f = &inflight[ninflight];
 	memset(f, 0, sizeof(*f));
 	f->slot_index = slot_index;
 	f->device = dev;
 
 	/* reserve device memory first: out of memory is a decision, not a crash */
-	need = scratch_needed(b, s->kind);
+	need = (s->kind == GX_REQ_TASK_CREATE) ? b->reserve_bytes : scratch_needed(b, s->kind);
 	if (need > 0)
 	{
 		if (s->fault == GX_FAULT_ALLOC)
@@ -288,6 +438,26 @@ start_request(uint32 slot_index)
 		return;
 	}
 
+	if (s->kind == GX_REQ_TASK_CREATE)
+	{
+		/* the reservation becomes the task's memory */
+		task->id = next_task_id++;
+		if (next_task_id == 0)
+			next_task_id = 1;
+		task->device = dev;
+		task->mem = f->scratch;
+		task->bytes = f->scratch_bytes;
+		task->owner_pid = s->owner_pid;
+		f->scratch = NULL;
+		f->scratch_bytes = 0;
+		b->result = task->id;
+	}
+	if (task)
+	{
+		task->inflight++;
+		f->task = task;
+	}
+
 	memset(&l, 0, sizeof(l));
 	l.kind = s->kind;
 	l.fault = s->fault;
@@ -296,20 +466,27 @@ start_request(uint32 slot_index)
 	l.pages_dev = pages_dev[dev];
 	l.scratch_dev = f->scratch;
 	l.scratch_bytes = f->scratch_bytes;
-	if (l.batch_dev == NULL || l.pages_dev == NULL)
+	l.task_dev = task ? task->mem : NULL;
+	if (s->kind == GX_REQ_TASK_CREATE)
 	{
-		release_scratch(f);
-		finish_request(slot_index, GX_ERR_DEVICE, "host memory is not mapped for the device", 0);
-		return;
+		l.scratch_dev = task->mem;
+		l.scratch_bytes = task->bytes;
 	}
-	if (gxr_launch(dev, &l, &f->handle, err, sizeof(err)) != 0)
+	if (l.batch_dev == NULL || l.pages_dev == NULL ||
+		gxr_launch(dev, &l, &f->handle, err, sizeof(err)) != 0)
 	{
+		if (l.batch_dev == NULL || l.pages_dev == NULL)
+			strlcpy(err, "host memory is not mapped for the device", sizeof(err));
 		release_scratch(f);
+		end_task_use(f);
+		if (s->kind == GX_REQ_TASK_CREATE)
+			release_task(task);
 		finish_request(slot_index, GX_ERR_DEVICE, err, 0);
 		return;
 	}
 	s->device = dev;
-	f->bytes_read = (s->kind == GX_REQ_PAGE_COUNT || s->kind == GX_REQ_SCAN) ?
+	f->bytes_read = (s->kind == GX_REQ_PAGE_COUNT || s->kind == GX_REQ_SCAN ||
+					 s->kind == GX_REQ_AGG) ?
 		(uint64) b->npages * GX_BLCKSZ : 0;
 	device_load[dev]++;
 	ninflight++;
@@ -338,6 +515,16 @@ fail_device(int dev, const char *msg)
 		pg_atomic_fetch_sub_u64(&gx_shared->device_mem_used[dev], inflight[i].scratch_bytes);
 		drop_inflight(i);
 	}
+	/* the reset frees every allocation of the device: tasks are lost */
+	for (int i = 0; i < GX_MAX_TASKS; i++)
+		if (tasks[i].id != 0 && tasks[i].device == dev && tasks[i].mem != NULL)
+		{
+			pg_atomic_fetch_sub_u64(&gx_shared->device_mem_used[dev], tasks[i].bytes);
+			tasks[i].mem = NULL;
+			tasks[i].inflight = 0;
+			if (tasks[i].destroy_pending)
+				memset(&tasks[i], 0, sizeof(tasks[i]));
+		}
 	ereport(LOG,
 			(errmsg("gpuext GPU service resetting device %d", dev),
 			 errdetail("%s", msg)));
@@ -388,11 +575,13 @@ poll_inflight(void)
 				return true;	/* the array changed under us */
 			}
 			release_scratch(f);
+			end_task_use(f);
 			finish_request(f->slot_index, GX_ERR_DEVICE, err, ms);
 			drop_inflight(i);
 			continue;
 		}
 		release_scratch(f);
+		end_task_use(f);
 		pg_atomic_fetch_add_u64(&gx_shared->device_time_us, (uint64) (ms * 1000.0f));
 		pg_atomic_fetch_add_u64(&gx_shared->bytes_read, f->bytes_read);
 		if (f->abort_sent)
@@ -611,6 +800,7 @@ gpuext_service_main(Datum arg)
 		if (TimestampDifferenceExceeds(last_refresh, GetCurrentTimestamp(), 1000))
 		{
 			refresh_device_info();
+			collect_orphan_tasks();
 			last_refresh = GetCurrentTimestamp();
 		}
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,

@@ -1,0 +1,265 @@
+/*-------------------------------------------------------------------------
+ * agg.cu
+ *		GROUP BY kernels: aggregate batches of heap pages into a group
+ *		table in device memory, fused with the scan's quals, and copy the
+ *		groups out.
+ *
+ * Few groups (Sitaridi & Ross): each block first aggregates into a
+ * private table in shared memory, so the many rows of a hot group update
+ * fast shared-memory atomics; at the end of the batch the block merges its
+ * partials into the global table (one global update per group and
+ * block).  Rows whose group does not fit in the private table, and every
+ * row when there are many groups, go straight to the global table.
+ *
+ * IDENTIFICATION
+ *		cuda/agg.cu
+ *-------------------------------------------------------------------------
+ */
+#include "gx_kernels.h"
+#include "gx_device.cuh"
+#include "gx_agg.h"
+
+#define AGG_THREADS 256
+
+/* the aggregation spec follows the program in a batch's program area */
+__host__ __device__ static inline const GxAggSpec *
+spec_of(const GxProgram *prog)
+{
+	return (const GxAggSpec *) ((const char *) prog + ((prog->length + 15) & ~15u));
+}
+
+/* Initialise a table header; the entries were zeroed (all EMPTY). */
+__global__ void
+agg_table_init_kernel(GxAggTable *t, uint64_t capacity, uint64_t max_groups)
+{
+	t->capacity = capacity;
+	t->ngroups = 0;
+	t->max_groups = max_groups;
+	t->full = 0;
+	t->recheck = 0;
+	t->rows = 0;
+}
+
+__global__ void __launch_bounds__(AGG_THREADS)
+agg_kernel(GxBatch *batch, const unsigned char *pages, const GxProgram *__restrict__ prog,
+		   GxAggTable *global, uint32_t local_capacity)
+{
+	extern __shared__ uint4 smem[];
+	uint4	   *page = smem;
+	GxAggTable *local = (GxAggTable *) (smem + GX_BLCKSZ / 16);
+	const GxAggSpec *spec = spec_of(prog);
+	const GxPageRef *refs = gx_batch_pages(batch);
+	uint32_t	npages = batch->npages;
+	GxDatum		regs[GX_MAX_REGS];
+	unsigned char keybuf[GX_AGG_MAX_KEYS * (8 + GX_KEY_TEXT_MAX)];
+	uint64_t	my_rows = 0;
+
+	if (!gx_program_ok(prog, batch->program_len))
+	{
+		if (blockIdx.x == 0 && threadIdx.x == 0)
+			batch->kernel_error = GX_KERR_BAD_PROGRAM;
+		return;
+	}
+	if (local_capacity > 0)
+	{
+		/* an empty private table */
+		for (uint32_t i = threadIdx.x; i < local_capacity; i += blockDim.x)
+			*(uint32_t *) gx_agg_entry(local, spec, i) = GX_ENTRY_EMPTY;
+		if (threadIdx.x == 0)
+		{
+			local->capacity = local_capacity;
+			local->ngroups = 0;
+			local->max_groups = local_capacity / 2;
+			local->full = 0;
+			local->recheck = 0;
+		}
+		__syncthreads();
+	}
+
+	for (uint32_t p = blockIdx.x; p < npages; p += gridDim.x)
+	{
+		GxPageRef	ref = refs[p];
+
+		gx_load_page(page, pages + (size_t) ref.buf_id * GX_BLCKSZ);
+		for (uint32_t off = threadIdx.x + 1; off <= ref.nline; off += blockDim.x)
+		{
+			int			rc = gx_scan_tuple(prog, (const unsigned char *) page, &ref, off, regs);
+			uint32_t	hash;
+			int64_t		slot = -1;
+			unsigned char *entry;
+
+			if (rc == GX_ROW_FAIL)
+				continue;
+			if (rc == GX_ROW_PASS)
+			{
+				for (uint32_t b = 0; b < spec->key_size; b++)
+					keybuf[b] = 0;
+				if (gx_agg_encode_key(spec, regs, keybuf) != 0)
+					rc = GX_ROW_RECHECK;
+			}
+			if (rc == GX_ROW_RECHECK)
+			{
+				global->recheck = 1;
+				continue;
+			}
+			hash = gx_agg_hash(keybuf, spec->key_size);
+			if (local_capacity > 0 && !local->full)
+				slot = gx_agg_find_or_insert(local, spec, keybuf, hash);
+			if (slot >= 0)
+				entry = gx_agg_entry(local, spec, slot);
+			else
+			{
+				slot = gx_agg_find_or_insert(global, spec, keybuf, hash);
+				if (slot < 0)
+					continue;	/* table full: the host falls back */
+				entry = gx_agg_entry(global, spec, slot);
+			}
+			if (gx_agg_accumulate(spec, entry, regs) != 0)
+				global->recheck = 1;
+			my_rows++;
+		}
+		__syncthreads();		/* the page buffer is reused */
+	}
+
+	if (my_rows)
+		atomicAdd((unsigned long long *) &global->rows, my_rows);
+	if (local_capacity == 0)
+		return;
+	/* merge the block's partial groups into the global table */
+	__syncthreads();
+	for (uint32_t i = threadIdx.x; i < local_capacity; i += blockDim.x)
+	{
+		unsigned char *e = gx_agg_entry(local, spec, i);
+		int64_t		slot;
+
+		if (*(uint32_t *) e != GX_ENTRY_READY)
+			continue;
+		slot = gx_agg_find_or_insert(global, spec, e + spec->key_offset, *(uint32_t *) (e + 4));
+		if (slot >= 0)
+			gx_agg_merge(spec, gx_agg_entry(global, spec, slot), e);
+	}
+}
+
+/* Copy the ready entries of slots [first, first + n) to 'out', compacted. */
+__global__ void
+agg_fetch_kernel(const GxAggTable *t, const GxAggSpec *spec_unused, uint32_t entry_size,
+				 uint64_t first, uint64_t n, unsigned char *out, unsigned long long *count)
+{
+	for (uint64_t i = blockIdx.x * (uint64_t) blockDim.x + threadIdx.x; i < n;
+		 i += (uint64_t) gridDim.x * blockDim.x)
+	{
+		const unsigned char *e = (const unsigned char *) t + GX_AGG_TABLE_HEADER +
+			(first + i) * entry_size;
+
+		if (*(const uint32_t *) e == GX_ENTRY_READY)
+		{
+			unsigned long long pos = atomicAdd(count, 1ULL);
+			const uint4 *src = (const uint4 *) e;
+			uint4	   *dst = (uint4 *) (out + pos * entry_size);
+
+			for (uint32_t w = 0; w < entry_size / 16; w++)
+				dst[w] = src[w];
+		}
+	}
+}
+
+/* Bytes of shared memory a block needs for its page and private table. */
+static size_t
+agg_smem_bytes(uint32_t local_capacity, uint32_t entry_size)
+{
+	if (local_capacity == 0)
+		return GX_BLCKSZ;
+	return GX_BLCKSZ + GX_AGG_TABLE_HEADER + (size_t) local_capacity * entry_size;
+}
+
+/*
+ * GX_REQ_TASK_CREATE: zero the table (scratch_dev, the task's memory) and
+ * write its header; arg = capacity, arg2 = most groups before "full".
+ */
+cudaError_t
+gx_launch_task_create(const GxLaunch *l, cudaStream_t s)
+{
+	cudaError_t rc = cudaMemsetAsync(l->scratch_dev, 0, l->scratch_bytes, s);
+
+	if (rc != cudaSuccess)
+		return rc;
+	agg_table_init_kernel<<<1, 1, 0, s>>>((GxAggTable *) l->scratch_dev,
+										  l->batch_host->arg, l->batch_host->arg2);
+	return cudaGetLastError();
+}
+
+/*
+ * GX_REQ_AGG: copy program and spec to device memory (the first part of
+ * scratch), then aggregate the batch into the task's table (task_dev).
+ * arg = entries of each block's private table (0: none).
+ */
+cudaError_t
+gx_launch_agg(const GxLaunch *l, cudaStream_t s)
+{
+	const GxBatch *b = l->batch_host;
+	const GxProgram *host_prog = (const GxProgram *) ((const char *) b + b->program_offset);
+	const GxAggSpec *host_spec = spec_of(host_prog);
+	uint32_t	local_capacity = (uint32_t) b->arg;
+	size_t		smem = agg_smem_bytes(local_capacity, host_spec->entry_size);
+	uint32_t	grid;
+	cudaError_t rc;
+
+	if (b->npages == 0)
+		return cudaSuccess;
+	if (l->scratch_bytes < b->program_len || l->task_dev == NULL)
+		return cudaErrorInvalidValue;
+	rc = cudaMemcpyAsync(l->scratch_dev, host_prog, b->program_len, cudaMemcpyHostToDevice, s);
+	if (rc != cudaSuccess)
+		return rc;
+	if (smem > 48 * 1024)
+	{
+		rc = cudaFuncSetAttribute(agg_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int) smem);
+		if (rc != cudaSuccess)
+			return rc;
+	}
+	grid = b->npages < 65535 ? b->npages : 65535;
+	agg_kernel<<<grid, AGG_THREADS, smem, s>>>(l->batch_dev, l->pages_dev,
+											   (const GxProgram *) l->scratch_dev,
+											   (GxAggTable *) l->task_dev, local_capacity);
+	return cudaGetLastError();
+}
+
+/*
+ * GX_REQ_TASK_FETCH: arg = first slot, arg2 = slots; the ready entries go
+ * compacted to the batch's output area after a copy of the table header,
+ * their count to batch->result.  arg3 in reserve_bytes' place: the entry
+ * size is in program_len (no program for this kind).
+ */
+cudaError_t
+gx_launch_task_fetch(const GxLaunch *l, cudaStream_t s)
+{
+	const GxBatch *b = l->batch_host;
+	uint32_t	entry_size = b->program_len;
+	unsigned long long *count = (unsigned long long *) l->scratch_dev;
+	unsigned char *staging = (unsigned char *) l->scratch_dev + 256;
+	char	   *out_host = (char *) b + b->out_offset;
+	cudaError_t rc;
+
+	if (l->task_dev == NULL || entry_size == 0 || entry_size % 16 != 0)
+		return cudaErrorInvalidValue;
+	if ((rc = cudaMemsetAsync(count, 0, sizeof(*count), s)) != cudaSuccess)
+		return rc;
+	if (b->arg2 > 0)
+	{
+		uint64_t	blocks = (b->arg2 + 255) / 256;
+
+		agg_fetch_kernel<<<blocks < 65535 ? blocks : 65535, 256, 0, s>>>(
+			(const GxAggTable *) l->task_dev, NULL, entry_size, b->arg, b->arg2, staging, count);
+		if ((rc = cudaGetLastError()) != cudaSuccess)
+			return rc;
+	}
+	if ((rc = cudaMemcpyAsync(out_host, l->task_dev, GX_AGG_TABLE_HEADER,
+							  cudaMemcpyDeviceToHost, s)) != cudaSuccess)
+		return rc;
+	if ((rc = cudaMemcpyAsync((void *) &l->batch_host->result, count, sizeof(*count),
+							  cudaMemcpyDeviceToHost, s)) != cudaSuccess)
+		return rc;
+	/* entries: at most arg2 of them; copy what the staging area holds */
+	return cudaMemcpyAsync(out_host + GX_AGG_TABLE_HEADER, staging,
+						   b->out_len - GX_AGG_TABLE_HEADER, cudaMemcpyDeviceToHost, s);
+}

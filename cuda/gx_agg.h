@@ -1,0 +1,601 @@
+/*-------------------------------------------------------------------------
+ * gx_agg.h
+ *		GROUP BY aggregation: the group table and the per-row semantics of
+ *		grouping and accumulating, shared by the GPU kernels (nvcc) and the
+ *		CPU engine (gcc).
+ *
+ * A group table is an open-addressing hash table of fixed-size entries:
+ *
+ *		uint32 state | uint32 hash | key area | accumulators
+ *
+ * An entry is claimed with a compare-and-swap on its state (EMPTY ->
+ * BUSY), filled, then published (READY); other threads looking for the
+ * same key wait for READY.  Keys are encoded so that equal SQL values have
+ * equal bytes (floats: -0 is 0, every NaN the same; text compared without
+ * trailing blanks for bpchar).  Accumulators are exact where PostgreSQL's
+ * are: counts and integer sums in 64/128 bits, numeric sums in 128 bits
+ * at a fixed scale; float sums in double (the summation order differs from
+ * PostgreSQL's, see docs/).  Every update is an atomic on the device and
+ * a plain add in the CPU engine.
+ *
+ * IDENTIFICATION
+ *		cuda/gx_agg.h
+ *-------------------------------------------------------------------------
+ */
+#ifndef GX_AGG_H
+#define GX_AGG_H
+
+#include "gx_program.h"
+
+#define GX_AGG_MAX_KEYS		8
+#define GX_AGG_MAX_AGGS		32
+#define GX_KEY_TEXT_MAX		32		/* longer text keys go to the host */
+
+/* a min/max accumulator that has seen no value yet */
+#define GX_F64_EMPTY		UINT64_C(0xFFFFFFFFFFFFFFFF)
+
+/* entry states */
+#define GX_ENTRY_EMPTY		0
+#define GX_ENTRY_BUSY		1
+#define GX_ENTRY_READY		2
+
+/* accumulator kinds */
+typedef enum GxAggKind
+{
+	GX_AGG_COUNT_STAR = 1,		/* n */
+	GX_AGG_COUNT,				/* n of non-null */
+	GX_AGG_SUM_INT,				/* n, int128 sum of integers */
+	GX_AGG_SUM_NUMERIC,			/* n, int128 sum at a fixed scale, max scale */
+	GX_AGG_SUM_FLOAT,			/* n, double sum */
+	GX_AGG_MIN_INT,				/* n, int64 min (ints, dates, timestamps) */
+	GX_AGG_MAX_INT,
+	GX_AGG_MIN_FLOAT,			/* n, double min with NaN largest */
+	GX_AGG_MAX_FLOAT,
+	GX_AGG_KEY_SCALE			/* n, largest display scale of a numeric key */
+} GxAggKind;
+
+typedef struct GxAggKey
+{
+	uint8_t		type;			/* GxType */
+	uint8_t		pad;
+	uint16_t	reg;			/* register with the key value */
+	uint16_t	offset;			/* in the entry */
+	uint16_t	width;			/* bytes in the entry */
+} GxAggKey;
+
+typedef struct GxAggFunc
+{
+	uint8_t		kind;			/* GxAggKind */
+	uint8_t		type;			/* GxType of the input */
+	uint16_t	reg;			/* register with the input (not COUNT_STAR) */
+	uint16_t	offset;			/* accumulator offset in the entry */
+	int16_t		scale;			/* GX_AGG_SUM_NUMERIC: fixed scale */
+	uint16_t	filter_reg;		/* FILTER (WHERE ...) result, or GX_NO_REG */
+	uint16_t	pad;
+} GxAggFunc;
+
+/* the aggregation a batch performs, after its program has run */
+typedef struct GxAggSpec
+{
+	uint16_t	nkeys;
+	uint16_t	naggs;
+	uint32_t	entry_size;		/* bytes per entry, multiple of 16 */
+	uint32_t	key_offset;		/* start of the key area */
+	uint32_t	key_size;		/* bytes of the key area */
+	GxAggKey	keys[GX_AGG_MAX_KEYS];
+	GxAggFunc	aggs[GX_AGG_MAX_AGGS];
+} GxAggSpec;
+
+/* header of a group table (device memory, or backend memory) */
+typedef struct GxAggTable
+{
+	uint64_t	capacity;		/* entries, a power of two */
+	uint64_t	ngroups;		/* entries claimed */
+	uint64_t	max_groups;		/* claims beyond this fail: table full */
+	uint32_t	full;			/* a claim failed */
+	uint32_t	recheck;		/* a row needs the host */
+	uint64_t	rows;			/* rows aggregated */
+	uint64_t	pad[3];
+	/* then capacity entries of entry_size bytes, 64-byte aligned */
+} GxAggTable;
+
+#define GX_AGG_TABLE_HEADER	64
+
+GX_FUNC unsigned char *
+gx_agg_entry(GxAggTable *t, const GxAggSpec *spec, uint64_t i)
+{
+	return (unsigned char *) t + GX_AGG_TABLE_HEADER + i * spec->entry_size;
+}
+
+/* the accumulator layout of each kind: n first, then the value */
+#define GX_ACC_N(p)			((uint64_t *) (p))
+#define GX_ACC_I64(p)		((int64_t *) ((p) + 8))
+#define GX_ACC_F64(p)		((double *) ((p) + 8))
+#define GX_ACC_LO(p)		((uint64_t *) ((p) + 8))
+#define GX_ACC_HI(p)		((uint64_t *) ((p) + 16))
+#define GX_ACC_SCALE(p)		((int32_t *) ((p) + 24))
+
+GX_FUNC uint32_t
+gx_agg_acc_size(int kind)
+{
+	switch (kind)
+	{
+		case GX_AGG_COUNT_STAR:
+		case GX_AGG_COUNT:
+			return 8;
+		case GX_AGG_SUM_INT:
+			return 32;			/* n, lo, hi, pad */
+		case GX_AGG_SUM_NUMERIC:
+		case GX_AGG_KEY_SCALE:
+			return 32;			/* n, lo, hi, max scale */
+		default:
+			return 16;			/* n, value */
+	}
+}
+
+GX_FUNC uint32_t
+gx_agg_key_width(int type)
+{
+	switch (type)
+	{
+		case GX_TYPE_NUMERIC:
+			return 24;			/* flags, display scale, int128 at scale 0..38 */
+		case GX_TYPE_TEXT:
+		case GX_TYPE_BPCHAR:
+			return 8 + GX_KEY_TEXT_MAX;	/* flags, length, bytes */
+		default:
+			return 16;			/* flags, value */
+	}
+}
+
+/* ---------------------------------------------------------------------
+ * Atomics: real on the device, plain in the (single-threaded) CPU engine
+ * ---------------------------------------------------------------------
+ */
+#ifdef GX_DEVICE_CODE
+#define GX_ADD_U64(p, v)	atomicAdd((unsigned long long *) (p), (unsigned long long) (v))
+#define GX_ADD_F64(p, v)	atomicAdd((double *) (p), (double) (v))
+#define GX_MIN_I64(p, v)	atomicMin((long long *) (p), (long long) (v))
+#define GX_MAX_I64(p, v)	atomicMax((long long *) (p), (long long) (v))
+#define GX_MAX_I32(p, v)	atomicMax((int *) (p), (int) (v))
+#define GX_CAS_U32(p, o, n) atomicCAS((unsigned int *) (p), (unsigned int) (o), (unsigned int) (n))
+#define GX_CAS_U64(p, o, n) atomicCAS((unsigned long long *) (p), (unsigned long long) (o), (unsigned long long) (n))
+#define GX_FENCE()			__threadfence()
+#else
+GX_FUNC uint64_t
+gx_plain_add_u64(uint64_t *p, uint64_t v)
+{
+	uint64_t	old = *p;
+
+	*p = old + v;
+	return old;
+}
+GX_FUNC uint32_t
+gx_plain_cas_u32(uint32_t *p, uint32_t o, uint32_t n)
+{
+	uint32_t	old = *p;
+
+	if (old == o)
+		*p = n;
+	return old;
+}
+GX_FUNC uint64_t
+gx_plain_cas_u64(uint64_t *p, uint64_t o, uint64_t n)
+{
+	uint64_t	old = *p;
+
+	if (old == o)
+		*p = n;
+	return old;
+}
+#define GX_ADD_U64(p, v)	gx_plain_add_u64((uint64_t *) (p), (uint64_t) (v))
+#define GX_ADD_F64(p, v)	(*(double *) (p) += (double) (v))
+#define GX_MIN_I64(p, v)	do { if ((int64_t) (v) < *(int64_t *) (p)) *(int64_t *) (p) = (v); } while (0)
+#define GX_MAX_I64(p, v)	do { if ((int64_t) (v) > *(int64_t *) (p)) *(int64_t *) (p) = (v); } while (0)
+#define GX_MAX_I32(p, v)	do { if ((int32_t) (v) > *(int32_t *) (p)) *(int32_t *) (p) = (v); } while (0)
+#define GX_CAS_U32(p, o, n) gx_plain_cas_u32((uint32_t *) (p), (o), (n))
+#define GX_CAS_U64(p, o, n) gx_plain_cas_u64((uint64_t *) (p), (o), (n))
+#define GX_FENCE()			((void) 0)
+#endif
+
+/* ---------------------------------------------------------------------
+ * Keys
+ * ---------------------------------------------------------------------
+ */
+
+/* 64-bit mix (splitmix64 finaliser) */
+GX_FUNC uint64_t
+gx_mix64(uint64_t x)
+{
+	x ^= x >> 30;
+	x *= UINT64_C(0xbf58476d1ce4e5b9);
+	x ^= x >> 27;
+	x *= UINT64_C(0x94d049bb133111eb);
+	x ^= x >> 31;
+	return x;
+}
+
+/* strip trailing zeros of a numeric value: one representation per value */
+GX_FUNC void
+gx_numeric_canonical(__int128 v, int scale, __int128 *cv, int *cs)
+{
+	while (scale > 0 && v % 10 == 0)
+	{
+		v /= 10;
+		scale--;
+	}
+	*cv = v;
+	*cs = scale;
+}
+
+/*
+ * Encode the key registers of a row into 'key' (spec->key_size bytes,
+ * zeroed by the caller).  Returns -1 for a key the table cannot hold
+ * (text longer than GX_KEY_TEXT_MAX): the row goes to the host.
+ */
+GX_FUNC int
+gx_agg_encode_key(const GxAggSpec *spec, const GxDatum *regs, unsigned char *key)
+{
+	for (int k = 0; k < spec->nkeys; k++)
+	{
+		const GxAggKey *ak = &spec->keys[k];
+		const GxDatum *r = &regs[ak->reg];
+		unsigned char *p = key + (ak->offset - spec->key_offset);
+
+		if (r->isnull)
+		{
+			p[0] = 1;			/* NULLs group together */
+			continue;
+		}
+		switch (ak->type)
+		{
+			case GX_TYPE_FLOAT4:
+			case GX_TYPE_FLOAT8:
+				{
+					double		f = r->v.f;
+
+					if (f == 0.0)
+						f = 0.0;	/* -0 groups with 0 */
+					if (gx_isnan(f))
+						*(uint64_t *) (p + 8) = UINT64_C(0x7ff8000000000000);
+					else
+						*(double *) (p + 8) = f;
+					break;
+				}
+			case GX_TYPE_NUMERIC:
+				{
+					__int128	cv;
+					int			cs;
+
+					gx_numeric_canonical(r->v.n, r->scale, &cv, &cs);
+					p[1] = (unsigned char) cs;
+					*(uint64_t *) (p + 8) = (uint64_t) cv;
+					*(uint64_t *) (p + 16) = (uint64_t) (cv >> 64);
+					break;
+				}
+			case GX_TYPE_TEXT:
+			case GX_TYPE_BPCHAR:
+				{
+					int64_t		len = r->v.s.len;
+
+					if (ak->type == GX_TYPE_BPCHAR)
+						len = gx_bpchar_truelen(r->v.s.ptr, len);
+					if (len > GX_KEY_TEXT_MAX)
+						return -1;
+					*(uint32_t *) (p + 4) = (uint32_t) len;
+					for (int64_t i = 0; i < len; i++)
+						p[8 + i] = r->v.s.ptr[i];
+					break;
+				}
+			default:
+				*(int64_t *) (p + 8) = r->v.i;
+				break;
+		}
+	}
+	return 0;
+}
+
+GX_FUNC uint32_t
+gx_agg_hash(const unsigned char *key, uint32_t size)
+{
+	uint64_t	h = UINT64_C(0x9e3779b97f4a7c15) ^ size;
+
+	for (uint32_t i = 0; i < size; i += 8)
+		h = gx_mix64(h ^ *(const uint64_t *) (key + i));
+	return (uint32_t) (h ^ (h >> 32));
+}
+
+/* Initialise the accumulators of a freshly claimed entry. */
+GX_FUNC void
+gx_agg_init_entry(const GxAggSpec *spec, unsigned char *entry)
+{
+	for (int a = 0; a < spec->naggs; a++)
+	{
+		const GxAggFunc *f = &spec->aggs[a];
+		unsigned char *acc = entry + f->offset;
+
+		*GX_ACC_N(acc) = 0;
+		switch (f->kind)
+		{
+			case GX_AGG_SUM_INT:
+			case GX_AGG_SUM_NUMERIC:
+			case GX_AGG_KEY_SCALE:
+				*GX_ACC_LO(acc) = 0;
+				*GX_ACC_HI(acc) = 0;
+				*GX_ACC_SCALE(acc) = 0;
+				break;
+			case GX_AGG_SUM_FLOAT:
+				*GX_ACC_F64(acc) = 0.0;
+				break;
+			case GX_AGG_MIN_INT:
+				*GX_ACC_I64(acc) = GX_INT64_MAX;
+				break;
+			case GX_AGG_MAX_INT:
+				*GX_ACC_I64(acc) = GX_INT64_MIN;
+				break;
+			case GX_AGG_MIN_FLOAT:
+			case GX_AGG_MAX_FLOAT:
+				*(uint64_t *) GX_ACC_F64(acc) = GX_F64_EMPTY;
+				break;
+			default:
+				break;
+		}
+	}
+}
+
+/*
+ * Find the entry of a key, claiming an empty one if the key is new.
+ * Returns its index, or -1 when the table is full.
+ */
+GX_ATOMIC_FUNC int64_t
+gx_agg_find_or_insert(GxAggTable *t, const GxAggSpec *spec, const unsigned char *key,
+					  uint32_t hash)
+{
+	uint64_t	mask = t->capacity - 1;
+	uint64_t	i = hash & mask;
+
+	for (uint64_t probes = 0; probes < t->capacity; probes++, i = (i + 1) & mask)
+	{
+		unsigned char *e = gx_agg_entry(t, spec, i);
+		volatile uint32_t *state = (volatile uint32_t *) e;
+		uint32_t	st = *state;
+
+		if (st == GX_ENTRY_EMPTY)
+		{
+			if (GX_ADD_U64(&t->ngroups, 1) >= t->max_groups)
+			{
+				t->full = 1;
+				return -1;
+			}
+			st = GX_CAS_U32((uint32_t *) e, GX_ENTRY_EMPTY, GX_ENTRY_BUSY);
+			if (st == GX_ENTRY_EMPTY)
+			{
+				*(uint32_t *) (e + 4) = hash;
+				for (uint32_t b = 0; b < spec->key_size; b++)
+					e[spec->key_offset + b] = key[b];
+				gx_agg_init_entry(spec, e);
+				GX_FENCE();
+				*state = GX_ENTRY_READY;
+				return (int64_t) i;
+			}
+			/* somebody else claimed it first: our count was one too many */
+			GX_ADD_U64(&t->ngroups, (uint64_t) -1);
+		}
+		while (st == GX_ENTRY_BUSY)
+			st = *state;
+		GX_FENCE();
+		if (*(volatile uint32_t *) (e + 4) == hash)
+		{
+			const volatile unsigned char *ek = e + spec->key_offset;
+			int			same = 1;
+
+			for (uint32_t b = 0; b < spec->key_size && same; b++)
+				same = (ek[b] == key[b]);
+			if (same)
+				return (int64_t) i;
+		}
+	}
+	t->full = 1;
+	return -1;
+}
+
+/* add a signed 128-bit value to an accumulator as two 64-bit halves */
+GX_ATOMIC_FUNC void
+gx_acc_add_i128(unsigned char *acc, __int128 v)
+{
+	uint64_t	lo = (uint64_t) v;
+	uint64_t	hi = (uint64_t) (v >> 64);
+	uint64_t	old = GX_ADD_U64(GX_ACC_LO(acc), lo);
+
+	if (old + lo < old)
+		hi++;					/* carry out of the low half */
+	if (hi)
+		GX_ADD_U64(GX_ACC_HI(acc), hi);
+}
+
+/*
+ * min/max of doubles in PostgreSQL's order (NaN above everything).  The
+ * accumulator starts as GX_F64_EMPTY, a NaN pattern no input has (input
+ * NaNs are canonical), which any value replaces.
+ */
+GX_ATOMIC_FUNC void
+gx_acc_minmax_f64(unsigned char *acc, double v, int want_max)
+{
+	uint64_t   *p = (uint64_t *) GX_ACC_F64(acc);
+	uint64_t	old = *(volatile uint64_t *) p;
+	uint64_t	bits;
+
+	if (gx_isnan(v))
+		bits = UINT64_C(0x7ff8000000000000);
+	else
+		*(double *) &bits = v;
+	for (;;)
+	{
+		double		cur;
+		uint64_t	prev;
+
+		if (old != GX_F64_EMPTY)
+		{
+			int			c;
+
+			*(uint64_t *) &cur = old;
+			c = gx_float_cmp(v, cur);
+			if (want_max ? c <= 0 : c >= 0)
+				return;
+		}
+		prev = GX_CAS_U64(p, old, bits);
+		if (prev == old)
+			return;
+		old = prev;
+	}
+}
+
+/*
+ * Accumulate one row into an entry.  Returns -1 when a value cannot be
+ * accumulated exactly (numeric beyond the fixed scale or range): the
+ * row goes to the host.
+ */
+GX_ATOMIC_FUNC int
+gx_agg_accumulate(const GxAggSpec *spec, unsigned char *entry, const GxDatum *regs)
+{
+	for (int a = 0; a < spec->naggs; a++)
+	{
+		const GxAggFunc *f = &spec->aggs[a];
+		unsigned char *acc = entry + f->offset;
+		const GxDatum *r = &regs[f->reg];
+
+		if (f->filter_reg != GX_NO_REG &&
+			(regs[f->filter_reg].isnull || !regs[f->filter_reg].v.i))
+			continue;			/* FILTER (WHERE ...) is not true */
+		if (f->kind == GX_AGG_COUNT_STAR)
+		{
+			GX_ADD_U64(GX_ACC_N(acc), 1);
+			continue;
+		}
+		if (r->isnull)
+			continue;			/* aggregates skip NULL inputs */
+		GX_ADD_U64(GX_ACC_N(acc), 1);
+		switch (f->kind)
+		{
+			case GX_AGG_KEY_SCALE:
+				GX_MAX_I32(GX_ACC_SCALE(acc), r->scale);
+				break;
+			case GX_AGG_SUM_INT:
+				gx_acc_add_i128(acc, (__int128) r->v.i);
+				break;
+			case GX_AGG_SUM_NUMERIC:
+				{
+					__int128	v;
+
+					if (r->scale > f->scale ||
+						gx_numeric_upscale(r->v.n, f->scale - r->scale, &v) != 0)
+						return -1;
+					gx_acc_add_i128(acc, v);
+					GX_MAX_I32(GX_ACC_SCALE(acc), r->scale);
+					break;
+				}
+			case GX_AGG_SUM_FLOAT:
+				GX_ADD_F64(GX_ACC_F64(acc), r->v.f);
+				break;
+			case GX_AGG_MIN_INT:
+				GX_MIN_I64(GX_ACC_I64(acc), r->v.i);
+				break;
+			case GX_AGG_MAX_INT:
+				GX_MAX_I64(GX_ACC_I64(acc), r->v.i);
+				break;
+			case GX_AGG_MIN_FLOAT:
+				gx_acc_minmax_f64(acc, r->v.f, 0);
+				break;
+			case GX_AGG_MAX_FLOAT:
+				gx_acc_minmax_f64(acc, r->v.f, 1);
+				break;
+			default:
+				break;
+		}
+	}
+	return 0;
+}
+
+/*
+ * Merge the accumulators of entry 'src' (a block-private partial) into
+ * 'dst' (the global entry of the same key).
+ */
+GX_ATOMIC_FUNC void
+gx_agg_merge(const GxAggSpec *spec, unsigned char *dst, const unsigned char *src)
+{
+	for (int a = 0; a < spec->naggs; a++)
+	{
+		const GxAggFunc *f = &spec->aggs[a];
+		unsigned char *d = dst + f->offset;
+		const unsigned char *s = src + f->offset;
+		uint64_t	n = *(const uint64_t *) s;
+
+		if (n == 0)
+			continue;
+		GX_ADD_U64(GX_ACC_N(d), n);
+		switch (f->kind)
+		{
+			case GX_AGG_KEY_SCALE:
+				GX_MAX_I32(GX_ACC_SCALE(d), *(const int32_t *) (s + 24));
+				break;
+			case GX_AGG_SUM_INT:
+			case GX_AGG_SUM_NUMERIC:
+				{
+					unsigned __int128 v = ((unsigned __int128) *(const uint64_t *) (s + 16) << 64) |
+						*(const uint64_t *) (s + 8);
+
+					gx_acc_add_i128(d, (__int128) v);
+					if (f->kind == GX_AGG_SUM_NUMERIC)
+						GX_MAX_I32(GX_ACC_SCALE(d), *(const int32_t *) (s + 24));
+					break;
+				}
+			case GX_AGG_SUM_FLOAT:
+				GX_ADD_F64(GX_ACC_F64(d), *(const double *) (s + 8));
+				break;
+			case GX_AGG_MIN_INT:
+				GX_MIN_I64(GX_ACC_I64(d), *(const int64_t *) (s + 8));
+				break;
+			case GX_AGG_MAX_INT:
+				GX_MAX_I64(GX_ACC_I64(d), *(const int64_t *) (s + 8));
+				break;
+			case GX_AGG_MIN_FLOAT:
+			case GX_AGG_MAX_FLOAT:
+				if (*(const uint64_t *) (s + 8) != GX_F64_EMPTY)
+					gx_acc_minmax_f64(d, *(const double *) (s + 8), f->kind == GX_AGG_MAX_FLOAT);
+				break;
+			default:
+				break;
+		}
+	}
+}
+
+/*
+ * Aggregate one tuple of a page: run the program (quals and the key and
+ * input expressions), then find the group and accumulate.  Returns
+ * GX_ROW_PASS (aggregated), GX_ROW_FAIL (filtered out) or GX_ROW_RECHECK.
+ */
+GX_ATOMIC_FUNC int
+gx_agg_tuple(const GxProgram *prog, const GxAggSpec *spec, GxAggTable *t,
+			 const unsigned char *page, const GxPageRef *ref, uint32_t off,
+			 GxDatum *regs, unsigned char *keybuf)
+{
+	int			rc = gx_scan_tuple(prog, page, ref, off, regs);
+	uint32_t	hash;
+	int64_t		slot;
+
+	if (rc != GX_ROW_PASS)
+		return rc;
+	for (uint32_t b = 0; b < spec->key_size; b++)
+		keybuf[b] = 0;
+	if (gx_agg_encode_key(spec, regs, keybuf) != 0)
+		return GX_ROW_RECHECK;
+	hash = gx_agg_hash(keybuf, spec->key_size);
+	slot = gx_agg_find_or_insert(t, spec, keybuf, hash);
+	if (slot < 0)
+		return GX_ROW_RECHECK;
+	if (gx_agg_accumulate(spec, gx_agg_entry(t, spec, slot), regs) != 0)
+		return GX_ROW_RECHECK;
+	return GX_ROW_PASS;
+}
+
+#endif							/* GX_AGG_H */
