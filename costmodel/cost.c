@@ -32,6 +32,9 @@ double		gx_host_tuple_us = 0.15;
 double		gx_link_read_gbps = 25.0;
 double		gx_device_row_ns = 0.05;
 double		gx_cpu_engine_row_ns = 4.0;
+double		gx_device_atomic_ns = 0.2;
+double		gx_link_write_gbps = 25.0;
+double		gx_host_group_us = 1.0;
 
 /* Define a real-valued cost parameter. */
 static void
@@ -66,6 +69,15 @@ gx_cost_define_gucs(void)
 	define_param("gpuext.device_row_ns",
 				 "Nanoseconds of device work per row and device-program instruction.",
 				 &gx_device_row_ns, 0.05, 0, 1e6);
+	define_param("gpuext.device_atomic_ns",
+				 "Nanoseconds of device work per aggregated row (group lookup and atomic updates).",
+				 &gx_device_atomic_ns, 0.2, 0, 1e6);
+	define_param("gpuext.link_write_gbps",
+				 "Rate in GB/s of copies from the device to host memory.",
+				 &gx_link_write_gbps, 25.0, 0.001, 1e6);
+	define_param("gpuext.host_group_us",
+				 "Microseconds of host work to finish one group of a GPU aggregation.",
+				 &gx_host_group_us, 1.0, 0, 1e6);
 	define_param("gpuext.cpu_engine_row_ns",
 				 "Nanoseconds of CPU engine work per row and device-program instruction.",
 				 &gx_cpu_engine_row_ns, 4.0, 0, 1e6);
@@ -108,4 +120,26 @@ gx_cost_scan(const GxScanCostInput *in, Cost *startup, Cost *total)
 	run_us += in->rows_out * gx_host_tuple_us / workers;
 	*total = *startup + us_to_cost(run_us) +
 		in->rows_out * (cpu_tuple_cost + in->host_qual_per_row) / workers;
+}
+
+/*
+ * Cost of aggregating 'rows' into 'groups' on the device (or the CPU
+ * engine), beyond the scan: updating the group table, copying the groups
+ * back, and finishing them on the host.  Many groups make updates
+ * scattered: the per-row cost grows with the table's size.
+ */
+Cost
+gx_cost_agg(double rows, double groups, uint32 entry_size, bool gpu)
+{
+	double		us;
+	double		scatter = groups > 100000 ? 4.0 : 1.0;
+
+	if (gpu)
+		us = gx_gpu_setup_us	/* task create and fetch round trips */
+			+ rows * gx_device_atomic_ns * scatter / 1e3
+			+ groups * 4.0 * entry_size / (gx_link_write_gbps * 1e3);
+	else
+		us = rows * gx_cpu_engine_row_ns * 4 / 1e3;
+	us += groups * gx_host_group_us;
+	return us / gx_cost_unit_us;
 }

@@ -24,6 +24,9 @@ extern double gx_host_tuple_us;			/* host work per returned row */
 extern double gx_link_read_gbps;		/* device reads of host memory (zero-copy) */
 extern double gx_device_row_ns;			/* device work per row and instruction */
 extern double gx_cpu_engine_row_ns;		/* CPU engine work per row and instruction */
+extern double gx_device_atomic_ns;		/* device work per aggregated row (atomics) */
+extern double gx_link_write_gbps;		/* device to host copies */
+extern double gx_host_group_us;			/* host work to finish one group */
 
 extern void gx_cost_define_gucs(void);
 
@@ -40,5 +43,6 @@ typedef struct GxScanCostInput
 } GxScanCostInput;
 
 extern void gx_cost_scan(const GxScanCostInput *in, Cost *startup, Cost *total);
+extern Cost gx_cost_agg(double rows, double groups, uint32 entry_size, bool gpu);
 
 #endif							/* GPUEXT_COST_H */

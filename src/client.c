@@ -28,6 +28,16 @@
 /* every request this backend holds, in TopMemoryContext */
 static dlist_head my_requests = DLIST_STATIC_INIT(my_requests);
 
+/* tasks (device-resident state) this backend created and must free */
+typedef struct GxOwnedTask
+{
+	uint32		task_id;
+	ResourceOwner owner;
+	dlist_node	node;
+} GxOwnedTask;
+
+static dlist_head my_tasks = DLIST_STATIC_INIT(my_tasks);
+
 /* how long cleanup waits for the service to let go of a request */
 #define CLEANUP_WAIT_MS		5000
 
@@ -305,8 +315,191 @@ gx_request_destroy(GxRequest *req)
 }
 
 /*
- * Resource owner callback: free the requests of the owner being released.
- * On commit a request still held is a bug in a node's cleanup: say so.
+ * Run a small request to completion, uninterruptibly and for a bounded
+ * time if 'cleanup' (used while aborting), else interruptibly.  Returns
+ * the status; *req_out keeps the request for its results (the caller
+ * destroys it), or is NULL when no slot or arena space was free.
+ */
+static int
+run_request(Size bytes, int kind, void (*fill) (GxBatch *, void *), void *arg,
+			bool cleanup, GxRequest **req_out)
+{
+	GxRequest  *req = gx_request_create(bytes);
+	int			status;
+
+	*req_out = req;
+	if (req == NULL)
+		return GX_ERR_OUT_OF_MEMORY;
+	memset(req->batch, 0, sizeof(GxBatch));
+	req->batch->pages_offset = sizeof(GxBatch);
+	req->batch->program_offset = sizeof(GxBatch);
+	req->batch->out_offset = MAXALIGN(sizeof(GxBatch));
+	fill(req->batch, arg);
+	gx_request_submit(req, kind);
+	if (cleanup)
+	{
+		/* cancel_and_drain's bounded wait, without cancelling */
+		uint32		gen = gx_slot(req->slot_index)->generation;
+
+		for (int waited = 0; waited < 5000; waited += 10)
+		{
+			if (pg_atomic_read_u32(&gx_slot(req->slot_index)->state) == GX_SLOT_DONE)
+			{
+				collect_result(req, -1, NULL);
+				return req->status;
+			}
+			if (!service_alive(gen))
+				break;
+			(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+							 10, PG_WAIT_EXTENSION);
+			ResetLatch(MyLatch);
+		}
+		return GX_ERR_SERVICE_GONE;
+	}
+	status = gx_request_wait(req);
+	return status;
+}
+
+typedef struct TaskCreateArgs
+{
+	uint64		bytes;
+	uint64		capacity;
+	uint64		max_groups;
+} TaskCreateArgs;
+
+static void
+fill_task_create(GxBatch *b, void *arg)
+{
+	TaskCreateArgs *a = arg;
+
+	b->reserve_bytes = a->bytes;
+	b->arg = a->capacity;
+	b->arg2 = a->max_groups;
+}
+
+/*
+ * Create a group table of 'bytes' in device memory, owned by this backend
+ * until gx_task_destroy or the end of the current resource owner.  Returns
+ * the task id, or 0 with *status and errmsg set.
+ */
+uint32
+gx_task_create(uint64 bytes, uint64 capacity, uint64 max_groups, int *status, char *errmsg)
+{
+	TaskCreateArgs a = {bytes, capacity, max_groups};
+	GxRequest  *req;
+	uint32		id = 0;
+
+	*status = run_request(sizeof(GxBatch), GX_REQ_TASK_CREATE, fill_task_create, &a, false, &req);
+	if (*status == GX_OK)
+	{
+		GxOwnedTask *t = MemoryContextAllocZero(TopMemoryContext, sizeof(GxOwnedTask));
+
+		id = (uint32) req->batch->result;
+		t->task_id = id;
+		t->owner = CurrentResourceOwner;
+		dlist_push_tail(&my_tasks, &t->node);
+	}
+	else
+		strlcpy(errmsg, req ? req->errmsg : "no room in the gpuext DMA arena", GX_ERRLEN);
+	if (req)
+		gx_request_destroy(req);
+	return id;
+}
+
+static void
+fill_task_id(GxBatch *b, void *arg)
+{
+	b->task_id = *(uint32 *) arg;
+}
+
+/* Send the destroy request; errors are ignored (the task may be gone). */
+static void
+destroy_task_request(uint32 task_id, bool cleanup)
+{
+	GxRequest  *req;
+
+	(void) run_request(sizeof(GxBatch), GX_REQ_TASK_DESTROY, fill_task_id, &task_id,
+					   cleanup, &req);
+	if (req)
+		gx_request_destroy(req);
+}
+
+/* Free a task (any process of the query may: it was created by the leader). */
+void
+gx_task_destroy(uint32 task_id)
+{
+	dlist_mutable_iter iter;
+
+	if (task_id == 0)
+		return;
+	destroy_task_request(task_id, false);
+	dlist_foreach_modify(iter, &my_tasks)
+	{
+		GxOwnedTask *t = dlist_container(GxOwnedTask, node, iter.cur);
+
+		if (t->task_id == task_id)
+		{
+			dlist_delete(&t->node);
+			pfree(t);
+		}
+	}
+}
+
+typedef struct TaskFetchArgs
+{
+	uint32		task_id;
+	uint64		first;
+	uint64		nslots;
+	uint32		entry_size;
+} TaskFetchArgs;
+
+static void
+fill_task_fetch(GxBatch *b, void *arg)
+{
+	TaskFetchArgs *a = arg;
+
+	b->task_id = a->task_id;
+	b->arg = a->first;
+	b->arg2 = a->nslots;
+	b->program_len = a->entry_size;
+	b->out_len = GX_AGG_TABLE_HEADER_BYTES + a->nslots * a->entry_size;
+}
+
+/*
+ * Copy the ready entries among slots [first, first + nslots) of a task's
+ * group table to 'dest' (room for nslots entries), and the table header
+ * to 'header' (64 bytes).  Returns the status; *count gets the entries.
+ */
+int
+gx_task_fetch(uint32 task_id, uint64 first, uint64 nslots, uint32 entry_size,
+			  void *dest, uint64 *count, void *header, char *errmsg)
+{
+	TaskFetchArgs a = {task_id, first, nslots, entry_size};
+	GxRequest  *req;
+	int			status;
+
+	status = run_request(MAXALIGN(sizeof(GxBatch)) + GX_AGG_TABLE_HEADER_BYTES +
+						 nslots * entry_size,
+						 GX_REQ_TASK_FETCH, fill_task_fetch, &a, false, &req);
+	if (status == GX_OK)
+	{
+		const char *out = (const char *) req->batch + req->batch->out_offset;
+
+		*count = req->batch->result;
+		memcpy(header, out, GX_AGG_TABLE_HEADER_BYTES);
+		memcpy(dest, out + GX_AGG_TABLE_HEADER_BYTES, *count * entry_size);
+	}
+	else
+		strlcpy(errmsg, req ? req->errmsg : "no room in the gpuext DMA arena", GX_ERRLEN);
+	if (req)
+		gx_request_destroy(req);
+	return status;
+}
+
+/*
+ * Resource owner callback: free the requests (and tasks) of the owner
+ * being released.  On commit a request still held is a bug in a node's
+ * cleanup: say so.
  */
 static void
 release_requests(ResourceReleasePhase phase, bool isCommit, bool isTopLevel, void *arg)
@@ -325,6 +518,16 @@ release_requests(ResourceReleasePhase phase, bool isCommit, bool isTopLevel, voi
 			elog(WARNING, "gpuext: request %d was not released at the end of its query",
 				 req->slot_index);
 		gx_request_destroy(req);
+	}
+	dlist_foreach_modify(iter, &my_tasks)
+	{
+		GxOwnedTask *t = dlist_container(GxOwnedTask, node, iter.cur);
+
+		if (t->owner != CurrentResourceOwner)
+			continue;
+		destroy_task_request(t->task_id, true);
+		dlist_delete(&t->node);
+		pfree(t);
 	}
 }
 

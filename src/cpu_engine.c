@@ -21,7 +21,7 @@
 #include "storage/latch.h"
 #include "utils/timestamp.h"
 
-#include "gx_program.h"
+#include "gx_agg.h"
 
 
 /* The page of a page reference, in shared buffers. */
@@ -97,6 +97,66 @@ cpu_scan(GxBatch *batch)
 	}
 }
 
+/*
+ * Group tables of the CPU engine live in backend memory; batches name them
+ * by an id, as GPU batches name a task.
+ */
+#define CPU_MAX_TABLES 64
+static GxAggTable *cpu_tables[CPU_MAX_TABLES];
+
+uint32
+gx_cpu_table_register(void *table)
+{
+	for (int i = 0; i < CPU_MAX_TABLES; i++)
+		if (cpu_tables[i] == NULL)
+		{
+			cpu_tables[i] = (GxAggTable *) table;
+			return i + 1;
+		}
+	elog(ERROR, "gpuext: too many CPU engine group tables");
+	return 0;
+}
+
+void
+gx_cpu_table_unregister(uint32 id)
+{
+	if (id >= 1 && id <= CPU_MAX_TABLES)
+		cpu_tables[id - 1] = NULL;
+}
+
+/* GX_REQ_AGG: aggregate every tuple of the batch into the batch's table. */
+static void
+cpu_agg(GxBatch *batch)
+{
+	const GxPageRef *refs = gx_batch_pages(batch);
+	const GxProgram *prog = (const GxProgram *) ((const char *) batch + batch->program_offset);
+	const GxAggSpec *spec = (const GxAggSpec *) ((const char *) prog + TYPEALIGN(16, prog->length));
+	GxAggTable *table = NULL;
+	GxDatum		regs[GX_MAX_REGS];
+	unsigned char keybuf[GX_AGG_MAX_KEYS * (8 + GX_KEY_TEXT_MAX)];
+
+	if (batch->task_id >= 1 && batch->task_id <= CPU_MAX_TABLES)
+		table = cpu_tables[batch->task_id - 1];
+	if (table == NULL || !gx_program_ok(prog, batch->program_len))
+		elog(ERROR, "gpuext: malformed aggregation batch");
+	for (uint32 p = 0; p < batch->npages; p++)
+	{
+		const unsigned char *page = page_of(&refs[p]);
+
+		for (uint32 off = 1; off <= refs[p].nline; off++)
+		{
+			int			rc = gx_agg_tuple(prog, spec, table, page, &refs[p], off, regs, keybuf);
+
+			if (rc == GX_ROW_PASS)
+				table->rows++;
+			else if (rc == GX_ROW_RECHECK)
+				table->recheck = 1;
+		}
+		if ((p & 63) == 63)
+			CHECK_FOR_INTERRUPTS();
+	}
+}
+
 /* Run one batch to completion in this backend. */
 void
 gx_cpu_run_batch(GxBatch *batch)
@@ -114,6 +174,9 @@ gx_cpu_run_batch(GxBatch *batch)
 			break;
 		case GX_REQ_SCAN:
 			cpu_scan(batch);
+			break;
+		case GX_REQ_AGG:
+			cpu_agg(batch);
 			break;
 		default:
 			elog(ERROR, "gpuext: unknown batch kind %u", batch->kind);

@@ -72,8 +72,10 @@ fall_back(GxEngine *engine, int status, const char *msg)
 		gx_report_failure(status, msg);
 	if (gpuext_cpu_fallback == GPUEXT_FALLBACK_NOTICE && !engine->fallback_noticed)
 		ereport(NOTICE,
-				(errmsg("gpuext fell back to the CPU engine"),
+				(errmsg("gpuext fell back to the CPU"),
 				 errdetail("%s", msg)));
+	engine->failed = true;
+	strlcpy(engine->failure, msg, sizeof(engine->failure));
 	engine->fallback_noticed = true;
 	engine->use_gpu = false;
 	engine->fallback_batches++;
@@ -89,6 +91,7 @@ gx_engine_start(GxEngine *engine)
 	bool		has_gpu;
 
 	memset(engine, 0, sizeof(*engine));
+	engine->rerun_on_cpu = true;
 	if (gpuext_device_mode == GPUEXT_DEVICE_CPU)
 		return;
 	has_gpu = gx_service_has_gpu(&why);
@@ -97,6 +100,8 @@ gx_engine_start(GxEngine *engine)
 	else if (gpuext_device_mode == GPUEXT_DEVICE_GPU)
 	{
 		fall_back(engine, GX_ERR_NO_DEVICE, why);
+		/* not a failed batch: the node simply runs on the CPU engine */
+		engine->failed = false;
 		engine->fallback_batches = 0;
 	}
 }
@@ -122,8 +127,12 @@ gx_engine_batch_alloc(GxEngine *engine, GxPendingBatch *pb, Size size)
 		if (pb->req)
 			pb->batch = pb->req->batch;
 		else
+		{
 			fall_back(engine, GX_ERR_OUT_OF_MEMORY,
 					  "the gpuext DMA arena has no room for the batch");
+			if (engine->rerun_on_cpu)
+				engine->failed = false;
+		}
 	}
 	if (pb->batch == NULL)
 		pb->batch = palloc(size);
@@ -135,6 +144,9 @@ gx_engine_batch_alloc(GxEngine *engine, GxPendingBatch *pb, Size size)
 void
 gx_engine_submit(GxEngine *engine, GxPendingBatch *pb)
 {
+	/* after an unrecovered failure the caller is abandoning the work */
+	if (engine->failed)
+		return;
 	engine->pages += pb->batch->npages;
 	if (pb->req)
 	{
@@ -148,14 +160,19 @@ gx_engine_submit(GxEngine *engine, GxPendingBatch *pb)
 		pg_atomic_fetch_add_u64(&gx_shared->cpu_batches, 1);
 }
 
-/* Wait until a submitted batch has its results, falling back if needed. */
-void
+/*
+ * Wait until a submitted batch has its results.  If the GPU failed, the
+ * fallback policy applies: rerun the batch on the CPU engine, or, for
+ * operators whose device state cannot be rebuilt batch by batch
+ * (rerun_on_cpu off), return false and leave the recovery to the caller.
+ */
+bool
 gx_engine_wait(GxEngine *engine, GxPendingBatch *pb)
 {
 	int			status;
 
 	if (!pb->in_flight)
-		return;
+		return !engine->failed;
 	status = gx_request_wait(pb->req);
 	pb->in_flight = false;
 	if (status == GX_OK)
@@ -163,12 +180,16 @@ gx_engine_wait(GxEngine *engine, GxPendingBatch *pb)
 		engine->gpu_batches++;
 		engine->device_ms += pb->req->device_ms;
 		pg_atomic_fetch_add_u64(&gx_shared->gpu_batches, 1);
-		return;
+		return true;
 	}
 	fall_back(engine, status, pb->req->errmsg);
+	if (!engine->rerun_on_cpu)
+		return false;
+	engine->failed = false;
 	gx_cpu_run_batch(pb->batch);
 	engine->cpu_batches++;
 	pg_atomic_fetch_add_u64(&gx_shared->cpu_batches, 1);
+	return true;
 }
 
 /* Release a batch's memory (and its request, cancelling it if in flight). */

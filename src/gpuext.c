@@ -16,6 +16,7 @@
 #include "utils/guc.h"
 
 #include "cost.h"
+#include "gpuagg.h"
 #include "gpuscan.h"
 
 
@@ -187,4 +188,5 @@ _PG_init(void)
 	gx_register_service();
 	gx_client_init();
 	gx_gpuscan_init();
+	gx_gpuagg_init();
 }

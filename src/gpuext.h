@@ -152,6 +152,7 @@ typedef struct GxShared
 } GxShared;
 
 #define GX_ARENA_UNIT		(64 * 1024)
+#define GX_AGG_TABLE_HEADER_BYTES 64	/* GX_AGG_TABLE_HEADER of gx_agg.h */
 
 extern GxShared *gx_shared;
 extern char *gx_arena;			/* 2 MB aligned base of the DMA arena */
@@ -203,6 +204,11 @@ extern void gx_request_submit(GxRequest *req, int kind);
 extern int	gx_request_wait(GxRequest *req);
 extern void gx_request_destroy(GxRequest *req);
 extern void gx_client_init(void);
+extern uint32 gx_task_create(uint64 bytes, uint64 capacity, uint64 max_groups,
+							 int *status, char *errmsg);
+extern void gx_task_destroy(uint32 task_id);
+extern int	gx_task_fetch(uint32 task_id, uint64 first, uint64 nslots, uint32 entry_size,
+						  void *dest, uint64 *count, void *header, char *errmsg);
 extern void gx_client_attach(void);
 extern void gx_check_itemid_layout(void);
 
@@ -213,6 +219,9 @@ extern void gx_check_itemid_layout(void);
 typedef struct GxEngine
 {
 	bool		use_gpu;		/* decided when the node starts */
+	bool		rerun_on_cpu;	/* rerun a failed GPU batch on the CPU engine */
+	bool		failed;			/* a GPU batch failed and was not rerun */
+	char		failure[GX_ERRLEN];
 	bool		fallback_noticed;
 	uint64		gpu_batches;
 	uint64		cpu_batches;
@@ -233,10 +242,12 @@ typedef struct GxPendingBatch
 extern void gx_engine_start(GxEngine *engine);
 extern GxBatch *gx_engine_batch_alloc(GxEngine *engine, GxPendingBatch *pb, Size size);
 extern void gx_engine_submit(GxEngine *engine, GxPendingBatch *pb);
-extern void gx_engine_wait(GxEngine *engine, GxPendingBatch *pb);
+extern bool gx_engine_wait(GxEngine *engine, GxPendingBatch *pb);
 extern void gx_engine_batch_free(GxPendingBatch *pb);
 extern const char *gx_engine_name(const GxEngine *engine);
 extern void gx_cpu_run_batch(GxBatch *batch);
+extern uint32 gx_cpu_table_register(void *table);
+extern void gx_cpu_table_unregister(uint32 id);
 extern void gx_report_failure(int status, const char *msg);
 
 /* ---------------------------------------------------------------------

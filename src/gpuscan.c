@@ -398,7 +398,8 @@ gpuscan_begin(CustomScanState *node, EState *estate, int eflags)
 	build_program(gss);
 	gx_pipeline_init(&gss->pipe, ss->ss_currentRelation, estate->es_snapshot,
 					 GX_REQ_SCAN, sizeof(GxScanPageOut));
-	gx_pipeline_set_program(&gss->pipe, gss->program);
+	gx_pipeline_set_program(&gss->pipe, gss->program,
+							gss->program ? gss->program->length : 0);
 	gss->pipe_started = true;
 }
 
@@ -542,7 +543,8 @@ gpuscan_rescan(CustomScanState *node)
 	gx_pipeline_reset(&gss->pipe);
 	/* Params may have new values */
 	build_program(gss);
-	gx_pipeline_set_program(&gss->pipe, gss->program);
+	gx_pipeline_set_program(&gss->pipe, gss->program,
+							gss->program ? gss->program->length : 0);
 }
 
 static Size

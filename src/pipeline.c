@@ -43,10 +43,12 @@ gx_pipeline_init(GxPipeline *p, Relation rel, Snapshot snapshot, int kind, Size 
 		p->batches[i].buffers = palloc(sizeof(Buffer) * p->max_pages);
 }
 
+/* The program (and what follows it, e.g. an aggregation spec) of every batch. */
 void
-gx_pipeline_set_program(GxPipeline *p, const GxProgram *program)
+gx_pipeline_set_program(GxPipeline *p, const GxProgram *program, Size len)
 {
 	p->program = program;
+	p->program_len = program ? len : 0;
 }
 
 /*
@@ -58,7 +60,7 @@ start_batch(GxPipeline *p)
 {
 	int			slot = (p->head + p->count) % GX_PIPELINE_DEPTH;
 	GxPipeBatch *b = &p->batches[slot];
-	Size		proglen = p->program ? p->program->length : 0;
+	Size		proglen = p->program_len;
 	GxBatch    *batch;
 	uint32		n;
 
@@ -79,6 +81,8 @@ start_batch(GxPipeline *p)
 	}
 	batch->npages = n;
 	batch->out_len = (uint32) (n * p->out_per_page);
+	batch->task_id = p->task_id;
+	batch->arg = p->batch_arg;
 	b->npages = n;
 	b->used = true;
 	p->count++;

@@ -32,6 +32,9 @@ typedef struct GxPipeline
 	ParallelBlockTableScanDesc pscan;	/* shared state of a parallel scan */
 	GxPageSource *src;
 	const GxProgram *program;	/* copied into every batch */
+	Size		program_len;	/* bytes copied (a program may carry a spec) */
+	uint32		task_id;		/* task the batches work on (GX_REQ_AGG) */
+	uint64		batch_arg;		/* GxBatch.arg of every batch */
 	int			kind;			/* GxRequestKind of the batches */
 	Size		out_per_page;
 	uint32		max_pages;
@@ -47,7 +50,7 @@ typedef struct GxPipeline
 
 extern void gx_pipeline_init(GxPipeline *p, Relation rel, Snapshot snapshot, int kind,
 							 Size out_per_page);
-extern void gx_pipeline_set_program(GxPipeline *p, const GxProgram *program);
+extern void gx_pipeline_set_program(GxPipeline *p, const GxProgram *program, Size len);
 extern GxPipeBatch *gx_pipeline_next(GxPipeline *p);
 extern void gx_pipeline_release(GxPipeline *p, GxPipeBatch *b);
 extern void gx_pipeline_reset(GxPipeline *p);

@@ -1,0 +1,1418 @@
+/*-------------------------------------------------------------------------
+ * gpuagg.c
+ *		GpuAgg: GROUP BY aggregation fused with the scan, on the device.
+ *
+ * Planner: from create_upper_paths_hook (UPPERREL_GROUP_AGG), when the
+ * input is one heap table whose quals, group keys and aggregate inputs
+ * all run on the device, a CustomPath that scans the table itself and
+ * returns finished groups (the final result straight from the device: one
+ * pass covers all the data, also with parallel workers, which feed one
+ * shared device table).  HAVING and the output expressions run on the
+ * host as the node's qual and projection.
+ *
+ * The node keeps PostgreSQL's own plan for the same rows as a child (the
+ * cheapest stock path): when the device cannot finish exactly (a value it
+ * cannot decode or accumulate exactly, more groups than the table was
+ * sized for, or a GPU failure with gpuext.cpu_fallback on), the device's
+ * partial work is discarded and the child runs instead, so the answer is
+ * always PostgreSQL's.
+ *
+ * Plan layout: custom_scan_tlist holds the group keys, then the Aggrefs,
+ * then the scan quals (as junk entries), so that setrefs adjusts their
+ * Vars; the node's tuple has one column per entry.
+ *
+ * IDENTIFICATION
+ *		src/gpuagg.c
+ *-------------------------------------------------------------------------
+ */
+#include "gpuext.h"
+
+#include "access/table.h"
+#include "access/tableam.h"
+#include "catalog/pg_aggregate.h"
+#include "catalog/pg_class.h"
+#include "catalog/pg_type.h"
+#include "commands/explain.h"
+#include "executor/executor.h"
+#include "executor/nodeCustom.h"
+#include "miscadmin.h"
+#include "nodes/extensible.h"
+#include "nodes/makefuncs.h"
+#include "nodes/nodeFuncs.h"
+#include "optimizer/cost.h"
+#include "optimizer/optimizer.h"
+#include "optimizer/pathnode.h"
+#include "optimizer/paths.h"
+#include "optimizer/planner.h"
+#include "optimizer/restrictinfo.h"
+#include "optimizer/tlist.h"
+#include "parser/parsetree.h"
+#include "storage/spin.h"
+#include "utils/builtins.h"
+#include "utils/date.h"
+#include "utils/fmgroids.h"
+#include "utils/lsyscache.h"
+#include "utils/numeric.h"
+#include "utils/rel.h"
+#include "utils/ruleutils.h"
+#include "utils/selfuncs.h"
+#include "utils/timestamp.h"
+
+#include "codegen.h"
+#include "cost.h"
+#include "gpuagg.h"
+#include "gpuscan.h"
+#include "gx_agg.h"
+#include "pipeline.h"
+
+/* how a device accumulator becomes the aggregate's result */
+typedef enum GxAggFinal
+{
+	GXF_COUNT,					/* int8 n */
+	GXF_SUM_TO_INT8,			/* sum(int2/int4): int8, NULL if no rows */
+	GXF_SUM_TO_NUMERIC,			/* sum(int8), sum(numeric): numeric */
+	GXF_SUM_TO_FLOAT8,			/* sum(float8) */
+	GXF_AVG_TO_NUMERIC,			/* avg of integers and numeric: numeric_div(sum, n) */
+	GXF_AVG_TO_FLOAT8,			/* avg(float4/float8) */
+	GXF_MINMAX					/* the value, in the input type */
+} GxAggFinal;
+
+typedef struct GxAggDef
+{
+	Oid			aggfnoid;
+	uint8		kind;			/* GxAggKind */
+	uint8		final;			/* GxAggFinal */
+} GxAggDef;
+
+static const GxAggDef gx_agg_defs[] = {
+	{F_COUNT_, GX_AGG_COUNT_STAR, GXF_COUNT},
+	{F_COUNT_ANY, GX_AGG_COUNT, GXF_COUNT},
+	{F_SUM_INT2, GX_AGG_SUM_INT, GXF_SUM_TO_INT8},
+	{F_SUM_INT4, GX_AGG_SUM_INT, GXF_SUM_TO_INT8},
+	{F_SUM_INT8, GX_AGG_SUM_INT, GXF_SUM_TO_NUMERIC},
+	{F_SUM_NUMERIC, GX_AGG_SUM_NUMERIC, GXF_SUM_TO_NUMERIC},
+	{F_SUM_FLOAT8, GX_AGG_SUM_FLOAT, GXF_SUM_TO_FLOAT8},
+	{F_AVG_INT2, GX_AGG_SUM_INT, GXF_AVG_TO_NUMERIC},
+	{F_AVG_INT4, GX_AGG_SUM_INT, GXF_AVG_TO_NUMERIC},
+	{F_AVG_INT8, GX_AGG_SUM_INT, GXF_AVG_TO_NUMERIC},
+	{F_AVG_NUMERIC, GX_AGG_SUM_NUMERIC, GXF_AVG_TO_NUMERIC},
+	{F_AVG_FLOAT4, GX_AGG_SUM_FLOAT, GXF_AVG_TO_FLOAT8},
+	{F_AVG_FLOAT8, GX_AGG_SUM_FLOAT, GXF_AVG_TO_FLOAT8},
+	{F_MIN_INT2, GX_AGG_MIN_INT, GXF_MINMAX},
+	{F_MIN_INT4, GX_AGG_MIN_INT, GXF_MINMAX},
+	{F_MIN_INT8, GX_AGG_MIN_INT, GXF_MINMAX},
+	{F_MIN_DATE, GX_AGG_MIN_INT, GXF_MINMAX},
+	{F_MIN_TIMESTAMP, GX_AGG_MIN_INT, GXF_MINMAX},
+	{F_MIN_TIMESTAMPTZ, GX_AGG_MIN_INT, GXF_MINMAX},
+	{F_MAX_INT2, GX_AGG_MAX_INT, GXF_MINMAX},
+	{F_MAX_INT4, GX_AGG_MAX_INT, GXF_MINMAX},
+	{F_MAX_INT8, GX_AGG_MAX_INT, GXF_MINMAX},
+	{F_MAX_DATE, GX_AGG_MAX_INT, GXF_MINMAX},
+	{F_MAX_TIMESTAMP, GX_AGG_MAX_INT, GXF_MINMAX},
+	{F_MAX_TIMESTAMPTZ, GX_AGG_MAX_INT, GXF_MINMAX},
+	{F_MIN_FLOAT4, GX_AGG_MIN_FLOAT, GXF_MINMAX},
+	{F_MIN_FLOAT8, GX_AGG_MIN_FLOAT, GXF_MINMAX},
+	{F_MAX_FLOAT4, GX_AGG_MAX_FLOAT, GXF_MINMAX},
+	{F_MAX_FLOAT8, GX_AGG_MAX_FLOAT, GXF_MINMAX},
+};
+
+/* numeric sums keep this many decimals when the input's scale is unknown */
+#define DEFAULT_NUMERIC_SCALE	16
+
+/* shared state of a parallel GpuAgg, in the DSM segment */
+typedef struct GpuAggShared
+{
+	slock_t		mutex;
+	uint32		task_id;		/* the device table all participants feed */
+	int			nactive;		/* participants still aggregating */
+	bool		emitted;		/* the last one has taken the results */
+	bool		failed;			/* some participant could not finish */
+	char		failure[GX_ERRLEN];
+	ParallelBlockTableScanDescData pscan;	/* must be last */
+} GpuAggShared;
+
+typedef enum GpuAggPhase
+{
+	GPUAGG_INIT,
+	GPUAGG_EMIT,				/* returning the device's groups */
+	GPUAGG_FALLBACK,			/* returning the stock plan's rows */
+	GPUAGG_DONE
+} GpuAggPhase;
+
+typedef struct GpuAggState
+{
+	CustomScanState css;
+	int			nkeys;
+	int			naggs;
+	List	   *key_exprs;
+	List	   *aggrefs;
+	List	   *quals;
+	uint64		est_groups;
+
+	/* the device work */
+	const GxAggDef **defs;		/* per aggregate */
+	Oid		   *key_types;
+	int32	   *key_typmods;
+	int		   *key_scale_acc;	/* numeric keys: index of their scale accumulator */
+	GxAggSpec	spec;
+	char	   *program;		/* program, then the spec */
+	Size		program_len;
+	uint64		capacity;
+	uint32		local_capacity;
+	GxPipeline	pipe;
+	bool		pipe_started;
+	uint32		task_id;		/* GPU task, or CPU engine table id */
+	bool		task_is_cpu;
+	GxAggTable *cpu_table;
+
+	/* parallel query */
+	GpuAggShared *shared;
+
+	/* results */
+	GpuAggPhase phase;
+	char	   *groups;			/* fetched entries */
+	uint64		ngroups;
+	uint64		next_group;
+	bool		empty_group;	/* no GROUP BY and no rows: one initial group */
+	PlanState  *fallback;
+	const char *fallback_reason;
+	uint64		rows_aggregated;
+} GpuAggState;
+
+static create_upper_paths_hook_type prev_create_upper_paths_hook = NULL;
+
+static Plan *gpuagg_plan(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
+						 List *tlist, List *clauses, List *custom_plans);
+static Node *gpuagg_create_state(CustomScan *cscan);
+static void gpuagg_begin(CustomScanState *node, EState *estate, int eflags);
+static TupleTableSlot *gpuagg_exec(CustomScanState *node);
+static void gpuagg_end(CustomScanState *node);
+static void gpuagg_rescan(CustomScanState *node);
+static Size gpuagg_estimate_dsm(CustomScanState *node, ParallelContext *pcxt);
+static void gpuagg_init_dsm(CustomScanState *node, ParallelContext *pcxt, void *coordinate);
+static void gpuagg_reinit_dsm(CustomScanState *node, ParallelContext *pcxt, void *coordinate);
+static void gpuagg_init_worker(CustomScanState *node, shm_toc *toc, void *coordinate);
+static void gpuagg_explain(CustomScanState *node, List *ancestors, ExplainState *es);
+
+static const CustomPathMethods gpuagg_path_methods = {
+	.CustomName = "GpuAgg",
+	.PlanCustomPath = gpuagg_plan,
+};
+
+static const CustomScanMethods gpuagg_plan_methods = {
+	.CustomName = "GpuAgg",
+	.CreateCustomScanState = gpuagg_create_state,
+};
+
+static const CustomExecMethods gpuagg_exec_methods = {
+	.CustomName = "GpuAgg",
+	.BeginCustomScan = gpuagg_begin,
+	.ExecCustomScan = gpuagg_exec,
+	.EndCustomScan = gpuagg_end,
+	.ReScanCustomScan = gpuagg_rescan,
+	.EstimateDSMCustomScan = gpuagg_estimate_dsm,
+	.InitializeDSMCustomScan = gpuagg_init_dsm,
+	.ReInitializeDSMCustomScan = gpuagg_reinit_dsm,
+	.InitializeWorkerCustomScan = gpuagg_init_worker,
+	.ExplainCustomScan = gpuagg_explain,
+};
+
+/* ---------------------------------------------------------------------
+ * Planner
+ * ---------------------------------------------------------------------
+ */
+static const GxAggDef *
+lookup_agg(Oid aggfnoid)
+{
+	for (int i = 0; i < lengthof(gx_agg_defs); i++)
+		if (gx_agg_defs[i].aggfnoid == aggfnoid)
+			return &gx_agg_defs[i];
+	return NULL;
+}
+
+/* Can the device compute this Aggref?  Its inputs are checked by codegen. */
+static bool
+aggref_supported(Aggref *agg)
+{
+	if (agg->aggdistinct || agg->aggorder || agg->aggvariadic ||
+		agg->aggkind != AGGKIND_NORMAL || agg->agglevelsup != 0 ||
+		agg->aggsplit != AGGSPLIT_SIMPLE)
+		return false;
+	if (lookup_agg(agg->aggfnoid) == NULL)
+		return false;
+	return agg->aggstar ? agg->args == NIL : list_length(agg->args) == 1;
+}
+
+/* The input expression of an Aggref (NULL for count(*)). */
+static Expr *
+agg_input(Aggref *agg)
+{
+	if (agg->aggstar || agg->args == NIL)
+		return NULL;
+	return linitial_node(TargetEntry, agg->args)->expr;
+}
+
+/*
+ * The expressions the program must compute, in order: keys, then per
+ * aggregate its input (or a constant for count(*)) and its FILTER.
+ */
+static List *
+program_exprs(List *key_exprs, List *aggrefs)
+{
+	List	   *exprs = list_copy(key_exprs);
+	ListCell   *lc;
+
+	foreach(lc, aggrefs)
+	{
+		Aggref	   *agg = lfirst_node(Aggref, lc);
+		Expr	   *in = agg_input(agg);
+
+		exprs = lappend(exprs, in ? in : (Expr *) makeBoolConst(true, false));
+		exprs = lappend(exprs, agg->aggfilter ? agg->aggfilter : (Expr *) makeBoolConst(true, false));
+	}
+	return exprs;
+}
+
+/* Bytes of one group table entry for these keys and aggregates. */
+static uint32
+entry_size_for(List *key_exprs, List *aggrefs, int *types)
+{
+	uint32		size = 16;
+	int			nkeys = list_length(key_exprs);
+	ListCell   *lc;
+
+	for (int k = 0; k < nkeys; k++)
+	{
+		size += gx_agg_key_width(types[k]);
+		if (types[k] == GX_TYPE_NUMERIC)
+			size += gx_agg_acc_size(GX_AGG_KEY_SCALE);
+	}
+	foreach(lc, aggrefs)
+		size += gx_agg_acc_size(lookup_agg(lfirst_node(Aggref, lc)->aggfnoid)->kind);
+	return TYPEALIGN(16, size);
+}
+
+/* Is this path one of gpuext's? */
+static bool
+is_gpuext_path(Path *path)
+{
+	return IsA(path, CustomPath) &&
+		strncmp(((CustomPath *) path)->methods->CustomName, "Gpu", 3) == 0;
+}
+
+/* The cheapest path PostgreSQL built for the grouped rows: the fallback. */
+static Path *
+cheapest_stock_path(RelOptInfo *rel)
+{
+	Path	   *best = NULL;
+	ListCell   *lc;
+
+	foreach(lc, rel->pathlist)
+	{
+		Path	   *p = lfirst(lc);
+
+		if (is_gpuext_path(p) || p->param_info != NULL)
+			continue;
+		if (best == NULL || p->total_cost < best->total_cost)
+			best = p;
+	}
+	return best;
+}
+
+/*
+ * Cost of a GpuAgg: the scan (host page work overlapped with the device),
+ * the device's aggregation, fetching the groups, finishing them on the
+ * host, and the fixed costs of the task.
+ */
+static void
+cost_gpuagg(CustomPath *cpath, RelOptInfo *input_rel, double ngroups, double program_len,
+			uint32 entry_size, int workers, bool gpu, QualCost *having)
+{
+	GxScanCostInput in;
+	Cost		startup,
+				total;
+
+	memset(&in, 0, sizeof(in));
+	in.pages = input_rel->pages;
+	in.tuples = input_rel->tuples;
+	in.rows_out = 0;			/* rows stay on the device */
+	in.program_len = program_len;
+	in.parallel_workers = workers;
+	in.gpu = gpu;
+	gx_cost_scan(&in, &startup, &total);
+	total += gx_cost_agg(input_rel->rows, ngroups, entry_size, gpu);
+	total += ngroups * (cpu_tuple_cost + having->per_tuple);
+	cpath->path.startup_cost = total;	/* nothing comes out before the end */
+	cpath->path.total_cost = total;
+}
+
+/* create_upper_paths_hook: add GpuAgg paths for GROUP BY over one table. */
+static void
+gpuagg_add_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo *input_rel,
+				 RelOptInfo *output_rel, void *extra)
+{
+	Query	   *parse = root->parse;
+	GroupPathExtraData *gd = extra;
+	RangeTblEntry *rte;
+	Relation	rel;
+	TupleDesc	tupdesc;
+	List	   *key_exprs = NIL;
+	List	   *aggrefs = NIL;
+	List	   *quals;
+	List	   *exprs;
+	List	   *having;
+	List	   *tlist_exprs;
+	ListCell   *lc;
+	int		   *types;
+	const char *why;
+	bool		gpu;
+	bool		ok;
+	double		ngroups;
+	uint32		entry_size;
+	Path	   *fallback;
+	CustomPath *cpath;
+	QualCost	having_cost;
+	List	   *device_quals;
+	List	   *host_quals;
+
+	if (prev_create_upper_paths_hook)
+		prev_create_upper_paths_hook(root, stage, input_rel, output_rel, extra);
+
+	if (stage != UPPERREL_GROUP_AGG || !gpuext_enabled || !gpuext_enable_gpuagg)
+		return;
+	if (input_rel->reloptkind != RELOPT_BASEREL || parse->groupingSets || gd == NULL ||
+		gd->patype != PARTITIONWISE_AGGREGATE_NONE)
+		return;
+	if (!parse->hasAggs && parse->groupClause == NIL)
+		return;
+	rte = planner_rt_fetch(input_rel->relid, root);
+	if (rte->rtekind != RTE_RELATION || rte->inh || rte->tablesample ||
+		(rte->relkind != RELKIND_RELATION && rte->relkind != RELKIND_MATVIEW))
+		return;
+	gpu = gpuext_device_mode != GPUEXT_DEVICE_CPU && gx_service_has_gpu(&why);
+	if (!gpu && !gpuext_force_offload)
+		return;
+
+	/* every scan qual must run on the device: rows are aggregated there */
+	if (!gx_split_scan_quals(root, input_rel, rte, input_rel->baserestrictinfo,
+							 &device_quals, &host_quals) || host_quals != NIL)
+		return;
+	quals = extract_actual_clauses(device_quals, false);
+
+	/* group keys */
+	foreach(lc, parse->groupClause)
+	{
+		SortGroupClause *sgc = lfirst_node(SortGroupClause, lc);
+
+		key_exprs = lappend(key_exprs, get_sortgroupclause_expr(sgc, root->processed_tlist));
+	}
+	/* aggregates, in the output and in HAVING */
+	/* the planner keeps HAVING in implicit-AND list form */
+	if (gd->havingQual == NULL)
+		having = NIL;
+	else if (IsA(gd->havingQual, List))
+		having = (List *) gd->havingQual;
+	else
+		having = make_ands_implicit((Expr *) gd->havingQual);
+	tlist_exprs = list_concat(list_copy(output_rel->reltarget->exprs), having);
+	foreach(lc, pull_var_clause((Node *) tlist_exprs,
+								PVC_INCLUDE_AGGREGATES | PVC_RECURSE_PLACEHOLDERS |
+								PVC_RECURSE_WINDOWFUNCS))
+	{
+		Node	   *n = lfirst(lc);
+
+		if (IsA(n, Aggref))
+		{
+			if (!aggref_supported((Aggref *) n))
+				return;
+			if (!list_member(aggrefs, n))
+				aggrefs = lappend(aggrefs, n);
+		}
+	}
+	if (list_length(key_exprs) > GX_AGG_MAX_KEYS || list_length(aggrefs) > GX_AGG_MAX_AGGS)
+		return;
+
+	exprs = program_exprs(key_exprs, aggrefs);
+	types = palloc0(sizeof(int) * (list_length(exprs) + 1));
+	rel = table_open(rte->relid, NoLock);
+	tupdesc = RelationGetDescr(rel);
+	ok = gx_exprs_are_device_executable(quals, exprs, input_rel->relid, tupdesc, types, &why);
+	table_close(rel, NoLock);
+	if (!ok)
+		return;
+	for (int k = 0; k < list_length(key_exprs); k++)
+		if (types[k] == 0)
+			return;
+
+	fallback = cheapest_stock_path(output_rel);
+	if (fallback == NULL)
+		return;
+
+	ngroups = key_exprs ? estimate_num_groups(root, key_exprs, input_rel->rows, NULL, NULL) : 1;
+	entry_size = entry_size_for(key_exprs, aggrefs, types);
+	cost_qual_eval(&having_cost, having, root);
+
+	if (gpuext_force_offload)
+		output_rel->pathlist = NIL;
+
+	cpath = makeNode(CustomPath);
+	cpath->path.pathtype = T_CustomScan;
+	cpath->path.parent = output_rel;
+	cpath->path.pathtarget = output_rel->reltarget;
+	cpath->path.param_info = NULL;
+	cpath->path.parallel_aware = false;
+	cpath->path.parallel_safe = false;
+	cpath->path.parallel_workers = 0;
+	cpath->path.rows = ngroups;
+	cpath->path.pathkeys = NIL;
+	cpath->flags = 0;
+	cpath->custom_paths = list_make1(fallback);
+	cpath->custom_private = list_make5(makeInteger(input_rel->relid), key_exprs, aggrefs, quals,
+									   makeFloat(psprintf("%.0f", ngroups)));
+	cpath->custom_private = lappend(cpath->custom_private, having);
+	cpath->methods = &gpuagg_path_methods;
+	cost_gpuagg(cpath, input_rel, ngroups, list_length(exprs) * 3.0, entry_size, 0, gpu,
+				&having_cost);
+	add_path(output_rel, (Path *) cpath);
+
+	/* parallel workers feed one device table; the last one returns the groups */
+	if (gpu && input_rel->consider_parallel && output_rel->consider_parallel &&
+		fallback->parallel_safe && max_parallel_workers_per_gather > 0)
+	{
+		int			workers = compute_parallel_worker(input_rel, input_rel->pages, -1,
+													  max_parallel_workers_per_gather);
+
+		if (workers > 0)
+		{
+			CustomPath *ppath = makeNode(CustomPath);
+			double		rows = ngroups;
+
+			memcpy(ppath, cpath, sizeof(CustomPath));
+			ppath->path.parallel_aware = true;
+			ppath->path.parallel_safe = true;
+			ppath->path.parallel_workers = workers;
+			cost_gpuagg(ppath, input_rel, ngroups, list_length(exprs) * 3.0, entry_size,
+						workers, gpu, &having_cost);
+			add_path(output_rel, (Path *) create_gather_path(root, output_rel, (Path *) ppath,
+															 output_rel->reltarget, NULL, &rows));
+		}
+	}
+}
+
+/*
+ * PlanCustomPath: the node scans the input table (scanrelid) and returns
+ * one tuple per group, laid out as custom_scan_tlist.
+ */
+static Plan *
+gpuagg_plan(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
+			List *tlist, List *clauses, List *custom_plans)
+{
+	CustomScan *cscan = makeNode(CustomScan);
+	Index		relid = intVal(linitial(best_path->custom_private));
+	List	   *key_exprs = lsecond(best_path->custom_private);
+	List	   *aggrefs = lthird(best_path->custom_private);
+	List	   *quals = lfourth(best_path->custom_private);
+	Node	   *est = list_nth(best_path->custom_private, 4);
+	List	   *having = list_nth(best_path->custom_private, 5);
+	List	   *scan_tlist = NIL;
+	AttrNumber	resno = 1;
+	ListCell   *lc;
+
+	foreach(lc, key_exprs)
+		scan_tlist = lappend(scan_tlist, makeTargetEntry(lfirst(lc), resno++, NULL, false));
+	foreach(lc, aggrefs)
+		scan_tlist = lappend(scan_tlist, makeTargetEntry(lfirst(lc), resno++, NULL, false));
+	foreach(lc, quals)
+		scan_tlist = lappend(scan_tlist, makeTargetEntry(lfirst(lc), resno++, NULL, true));
+
+	cscan->scan.plan.targetlist = tlist;
+	cscan->scan.plan.qual = having;
+	cscan->scan.scanrelid = relid;
+	cscan->flags = best_path->flags;
+	cscan->custom_plans = custom_plans;
+	cscan->custom_exprs = NIL;
+	cscan->custom_private = list_make4(makeInteger(list_length(key_exprs)),
+									   makeInteger(list_length(aggrefs)),
+									   makeInteger(list_length(quals)), est);
+	cscan->custom_scan_tlist = scan_tlist;
+	cscan->methods = &gpuagg_plan_methods;
+	return &cscan->scan.plan;
+}
+
+/* ---------------------------------------------------------------------
+ * Executor
+ * ---------------------------------------------------------------------
+ */
+static Node *
+gpuagg_create_state(CustomScan *cscan)
+{
+	GpuAggState *gas = (GpuAggState *) newNode(sizeof(GpuAggState), T_CustomScanState);
+	int			nquals;
+	int			i = 0;
+	ListCell   *lc;
+
+	gas->css.methods = &gpuagg_exec_methods;
+	gas->css.flags = cscan->flags;
+	gas->nkeys = intVal(linitial(cscan->custom_private));
+	gas->naggs = intVal(lsecond(cscan->custom_private));
+	nquals = intVal(lthird(cscan->custom_private));
+	gas->est_groups = (uint64) Max(1.0, floatVal(lfourth(cscan->custom_private)));
+	foreach(lc, cscan->custom_scan_tlist)
+	{
+		Expr	   *e = lfirst_node(TargetEntry, lc)->expr;
+
+		if (i < gas->nkeys)
+			gas->key_exprs = lappend(gas->key_exprs, e);
+		else if (i < gas->nkeys + gas->naggs)
+			gas->aggrefs = lappend(gas->aggrefs, e);
+		else if (i < gas->nkeys + gas->naggs + nquals)
+			gas->quals = lappend(gas->quals, e);
+		i++;
+	}
+	return (Node *) gas;
+}
+
+/* Static scale of a numeric expression, or -1 when unknown. */
+static int
+numeric_scale_of(Expr *e)
+{
+	if (IsA(e, RelabelType))
+		return numeric_scale_of(((RelabelType *) e)->arg);
+	if (exprType((Node *) e) != NUMERICOID)
+		return 0;				/* an integer cast to numeric */
+	if (IsA(e, Var))
+	{
+		int32		typmod = ((Var *) e)->vartypmod;
+
+		if (typmod < (int32) VARHDRSZ)
+			return -1;
+		return Max(0, (int) ((((typmod - VARHDRSZ) & 0x7ff) ^ 1024) - 1024));
+	}
+	if (IsA(e, Const))
+	{
+		Const	   *c = (Const *) e;
+
+		if (c->constisnull)
+			return 0;
+		return DatumGetInt32(DirectFunctionCall1(numeric_scale, c->constvalue));
+	}
+	if (IsA(e, OpExpr) || IsA(e, FuncExpr))
+	{
+		Oid			fn = IsA(e, OpExpr) ? ((OpExpr *) e)->opfuncid : ((FuncExpr *) e)->funcid;
+		List	   *args = IsA(e, OpExpr) ? ((OpExpr *) e)->args : ((FuncExpr *) e)->args;
+		int			a = list_length(args) > 0 ? numeric_scale_of(linitial(args)) : 0;
+		int			b = list_length(args) > 1 ? numeric_scale_of(lsecond(args)) : 0;
+
+		if (a < 0 || b < 0)
+			return -1;
+		switch (fn)
+		{
+			case F_NUMERIC_ADD:
+			case F_NUMERIC_SUB:
+				return Max(a, b);
+			case F_NUMERIC_MUL:
+				return a + b;
+			case F_NUMERIC_UMINUS:
+			case F_NUMERIC_ABS:
+				return a;
+			default:
+				return -1;
+		}
+	}
+	return -1;
+}
+
+/*
+ * Build the program (quals, keys, aggregate inputs and filters) and the
+ * aggregation spec.  Returns false if the program cannot be built now.
+ */
+static bool
+build_agg_program(GpuAggState *gas)
+{
+	ScanState  *ss = &gas->css.ss;
+	List	   *exprs = program_exprs(gas->key_exprs, gas->aggrefs);
+	int			nexprs = list_length(exprs);
+	int		   *regs = palloc0(sizeof(int) * (nexprs + 1));
+	int		   *types = palloc0(sizeof(int) * (nexprs + 1));
+	const char *why;
+	GxProgram  *prog;
+	GxAggSpec  *spec = &gas->spec;
+	uint32		off = 16;
+	int			k = 0;
+	ListCell   *lc;
+
+	prog = gx_build_projection_program(gas->quals, exprs, ((Scan *) ss->ps.plan)->scanrelid,
+									   RelationGetDescr(ss->ss_currentRelation), &ss->ps,
+									   ss->ps.ps_ExprContext, regs, types, &why);
+	if (prog == NULL)
+	{
+		gas->fallback_reason = why;
+		return false;
+	}
+
+	memset(spec, 0, sizeof(*spec));
+	spec->nkeys = gas->nkeys;
+	spec->key_offset = off;
+	gas->key_types = palloc(sizeof(Oid) * (gas->nkeys + 1));
+	gas->key_typmods = palloc(sizeof(int32) * (gas->nkeys + 1));
+	gas->key_scale_acc = palloc(sizeof(int) * (gas->nkeys + 1));
+	foreach(lc, gas->key_exprs)
+	{
+		spec->keys[k].type = types[k];
+		spec->keys[k].reg = regs[k];
+		spec->keys[k].offset = off;
+		spec->keys[k].width = gx_agg_key_width(types[k]);
+		off += spec->keys[k].width;
+		gas->key_types[k] = exprType(lfirst(lc));
+		gas->key_typmods[k] = exprTypmod(lfirst(lc));
+		k++;
+	}
+	spec->key_size = off - spec->key_offset;
+
+	gas->defs = palloc(sizeof(GxAggDef *) * (gas->naggs + 1));
+	k = 0;
+	foreach(lc, gas->aggrefs)
+	{
+		Aggref	   *agg = lfirst_node(Aggref, lc);
+		const GxAggDef *def = lookup_agg(agg->aggfnoid);
+		GxAggFunc  *f = &spec->aggs[k];
+		int			in = gas->nkeys + 2 * k;
+
+		gas->defs[k] = def;
+		f->kind = def->kind;
+		f->type = types[in];
+		f->reg = regs[in];
+		f->offset = off;
+		f->filter_reg = agg->aggfilter ? regs[in + 1] : GX_NO_REG;
+		if (def->kind == GX_AGG_SUM_NUMERIC)
+		{
+			int			sc = numeric_scale_of(agg_input(agg));
+
+			f->scale = (sc < 0) ? DEFAULT_NUMERIC_SCALE : Min(sc, 30);
+		}
+		off += gx_agg_acc_size(def->kind);
+		k++;
+	}
+	/* numeric keys also track the largest display scale they were seen with */
+	for (int i = 0; i < gas->nkeys; i++)
+	{
+		gas->key_scale_acc[i] = -1;
+		if (types[i] != GX_TYPE_NUMERIC)
+			continue;
+		spec->aggs[k].kind = GX_AGG_KEY_SCALE;
+		spec->aggs[k].type = GX_TYPE_NUMERIC;
+		spec->aggs[k].reg = regs[i];
+		spec->aggs[k].offset = off;
+		spec->aggs[k].filter_reg = GX_NO_REG;
+		gas->key_scale_acc[i] = k;
+		off += gx_agg_acc_size(GX_AGG_KEY_SCALE);
+		k++;
+	}
+	spec->naggs = k;
+	spec->entry_size = TYPEALIGN(16, off);
+
+	/* the program area of every batch: program, then the spec */
+	gas->program_len = TYPEALIGN(16, prog->length) + sizeof(GxAggSpec);
+	gas->program = palloc0(gas->program_len);
+	memcpy(gas->program, prog, prog->length);
+	memcpy(gas->program + TYPEALIGN(16, prog->length), spec, sizeof(GxAggSpec));
+	return true;
+}
+
+/* Size the group table from the estimate; few groups get private tables. */
+static void
+size_tables(GpuAggState *gas)
+{
+	uint64		want = Max(gas->est_groups * 4, 65536);
+	uint32		local_budget = 40 * 1024 - GX_AGG_TABLE_HEADER;
+	uint32		local = 0;
+
+	gas->capacity = 1;
+	while (gas->capacity < want)
+		gas->capacity <<= 1;
+	if (gas->est_groups <= 64)
+	{
+		local = 1;
+		while (local * 2 <= local_budget / gas->spec.entry_size && local < 256)
+			local <<= 1;
+		if (local < 8)
+			local = 0;
+	}
+	gas->local_capacity = local;
+}
+
+static uint64
+table_bytes(GpuAggState *gas)
+{
+	return GX_AGG_TABLE_HEADER + gas->capacity * gas->spec.entry_size;
+}
+
+/*
+ * The node's scan slot is virtual (custom_scan_tlist); set up the child
+ * plan and the device program.
+ */
+static void
+gpuagg_begin(CustomScanState *node, EState *estate, int eflags)
+{
+	GpuAggState *gas = (GpuAggState *) node;
+	CustomScan *cscan = (CustomScan *) node->ss.ps.plan;
+
+	gas->fallback = ExecInitNode(linitial(cscan->custom_plans), estate, eflags);
+	node->custom_ps = list_make1(gas->fallback);
+	gas->phase = GPUAGG_INIT;
+	if (eflags & EXEC_FLAG_EXPLAIN_ONLY)
+		return;
+	if (!build_agg_program(gas))
+		return;					/* the stock plan will run */
+	size_tables(gas);
+	gx_pipeline_init(&gas->pipe, node->ss.ss_currentRelation, estate->es_snapshot,
+					 GX_REQ_AGG, 0);
+	gas->pipe.engine.rerun_on_cpu = false;
+	gx_pipeline_set_program(&gas->pipe, (GxProgram *) gas->program, gas->program_len);
+	gas->pipe.batch_arg = gas->local_capacity;
+	gas->pipe_started = true;
+}
+
+/* Create the group table: a GPU task, or a CPU engine table. */
+static bool
+create_table(GpuAggState *gas)
+{
+	if (gas->pipe.engine.use_gpu)
+	{
+		int			status;
+		char		err[GX_ERRLEN];
+		uint64		limit = (uint64) gpuext_gpu_memory_limit_mb * 1024 * 1024;
+
+		if (limit > 0 && table_bytes(gas) > limit)
+		{
+			gas->fallback_reason = "the group table would exceed gpuext.gpu_memory_limit";
+			return false;
+		}
+		gas->task_id = gx_task_create(table_bytes(gas), gas->capacity,
+									  gas->capacity * 7 / 10, &status, err);
+		if (gas->task_id == 0)
+		{
+			if (gpuext_cpu_fallback == GPUEXT_FALLBACK_OFF)
+				gx_report_failure(status, err);
+			gas->fallback_reason = pstrdup(err);
+			return false;
+		}
+		gas->task_is_cpu = false;
+	}
+	else
+	{
+		gas->cpu_table = MemoryContextAllocHuge(CurrentMemoryContext, table_bytes(gas));
+		memset(gas->cpu_table, 0, table_bytes(gas));
+		gas->cpu_table->capacity = gas->capacity;
+		gas->cpu_table->max_groups = gas->capacity * 7 / 10;
+		gas->task_id = gx_cpu_table_register(gas->cpu_table);
+		gas->task_is_cpu = true;
+	}
+	gas->pipe.task_id = gas->task_id;
+	return true;
+}
+
+/* Free the group table. */
+static void
+drop_table(GpuAggState *gas)
+{
+	if (gas->task_id == 0)
+		return;
+	if (gas->task_is_cpu)
+	{
+		gx_cpu_table_unregister(gas->task_id);
+		pfree(gas->cpu_table);
+		gas->cpu_table = NULL;
+	}
+	else if (gas->shared == NULL)
+		gx_task_destroy(gas->task_id);
+	gas->task_id = 0;
+}
+
+/* Feed every batch of this participant to the device. */
+static bool
+aggregate_batches(GpuAggState *gas)
+{
+	GxPipeBatch *b;
+
+	while ((b = gx_pipeline_next(&gas->pipe)) != NULL)
+	{
+		if (gas->pipe.engine.failed)
+		{
+			gas->fallback_reason = pstrdup(gas->pipe.engine.failure);
+			gx_pipeline_end(&gas->pipe);
+			return false;
+		}
+		gx_pipeline_release(&gas->pipe, b);
+	}
+	return !gas->pipe.engine.failed;
+}
+
+/*
+ * Copy the groups of the table into backend memory.  Returns false when
+ * the device could not aggregate exactly (recheck, full).
+ */
+static bool
+fetch_groups(GpuAggState *gas)
+{
+	uint32		esize = gas->spec.entry_size;
+	GxAggTable	header;
+
+	if (gas->task_is_cpu)
+	{
+		GxAggTable *t = gas->cpu_table;
+
+		header = *t;
+		gas->groups = MemoryContextAllocHuge(CurrentMemoryContext, (Size) Max(t->ngroups, 1) * esize);
+		gas->ngroups = 0;
+		for (uint64 i = 0; i < t->capacity; i++)
+		{
+			unsigned char *e = gx_agg_entry(t, &gas->spec, i);
+
+			if (*(uint32 *) e == GX_ENTRY_READY)
+				memcpy(gas->groups + gas->ngroups++ * esize, e, esize);
+		}
+	}
+	else
+	{
+		uint64		chunk = Max(1, (32 * 1024 * 1024) / esize);
+		uint64		cap = 1024;
+		char		err[GX_ERRLEN];
+
+		gas->groups = MemoryContextAllocHuge(CurrentMemoryContext, cap * esize);
+		gas->ngroups = 0;
+		for (uint64 first = 0; first < gas->capacity; first += chunk)
+		{
+			uint64		n = Min(chunk, gas->capacity - first);
+			uint64		count = 0;
+			char	   *buf = MemoryContextAllocHuge(CurrentMemoryContext, n * esize);
+			int			status;
+
+			CHECK_FOR_INTERRUPTS();
+			status = gx_task_fetch(gas->task_id, first, n, esize, buf, &count, &header, err);
+			if (status != GX_OK)
+			{
+				if (gpuext_cpu_fallback == GPUEXT_FALLBACK_OFF)
+					gx_report_failure(status, err);
+				gas->fallback_reason = pstrdup(err);
+				return false;
+			}
+			if (header.full || header.recheck)
+				break;
+			while (gas->ngroups + count > cap)
+			{
+				cap *= 2;
+				gas->groups = repalloc_huge(gas->groups, cap * esize);
+			}
+			memcpy(gas->groups + gas->ngroups * esize, buf, count * esize);
+			gas->ngroups += count;
+			pfree(buf);
+		}
+	}
+	gas->rows_aggregated = header.rows;
+	if (header.full)
+	{
+		gas->fallback_reason = "more groups than the device table was sized for";
+		return false;
+	}
+	if (header.recheck)
+	{
+		gas->fallback_reason = "a value the device cannot aggregate exactly";
+		return false;
+	}
+	gas->empty_group = (gas->nkeys == 0 && gas->ngroups == 0);
+	return true;
+}
+
+/* Attach to a parallel aggregation; false if the results were taken already. */
+static void
+parallel_attach(GpuAggState *gas)
+{
+	SpinLockAcquire(&gas->shared->mutex);
+	gas->shared->nactive++;
+	SpinLockRelease(&gas->shared->mutex);
+}
+
+/* Leave it; returns true if this participant is the last and must emit. */
+static bool
+parallel_detach(GpuAggState *gas, bool failed)
+{
+	bool		last;
+
+	SpinLockAcquire(&gas->shared->mutex);
+	if (failed)
+	{
+		gas->shared->failed = true;
+		if (gas->fallback_reason)
+			strlcpy(gas->shared->failure, gas->fallback_reason, sizeof(gas->shared->failure));
+	}
+	last = (--gas->shared->nactive == 0 && !gas->shared->emitted);
+	if (last)
+		gas->shared->emitted = true;
+	failed = gas->shared->failed;
+	SpinLockRelease(&gas->shared->mutex);
+	if (last && failed)
+		gas->fallback_reason = pstrdup(gas->shared->failure);
+	return last;
+}
+
+/*
+ * Run the whole aggregation and decide what the node returns: the
+ * device's groups, the stock plan's rows, or (a parallel participant that
+ * is not the last) nothing.
+ */
+static void
+run_aggregation(GpuAggState *gas)
+{
+	bool		ok = gas->pipe_started;
+
+	if (gas->shared)
+	{
+		parallel_attach(gas);
+		if (!gas->pipe.engine.use_gpu || gas->shared->task_id == 0)
+		{
+			ok = false;
+			if (!gas->fallback_reason)
+				gas->fallback_reason = "no shared GPU table for the parallel aggregation";
+		}
+		gas->task_id = gas->shared->task_id;
+		gas->pipe.task_id = gas->task_id;
+		if (ok)
+			ok = aggregate_batches(gas);
+		if (!parallel_detach(gas, !ok))
+		{
+			gas->phase = GPUAGG_DONE;
+			return;
+		}
+		ok = ok && !gas->shared->failed;
+	}
+	else
+	{
+		ok = ok && create_table(gas);
+		ok = ok && aggregate_batches(gas);
+	}
+	ok = ok && fetch_groups(gas);
+	if (gas->shared)
+	{
+		/* the last participant frees the shared table */
+		gx_task_destroy(gas->task_id);
+		gas->task_id = 0;
+	}
+	else
+		drop_table(gas);
+	if (ok)
+		gas->phase = GPUAGG_EMIT;
+	else
+	{
+		if (gpuext_cpu_fallback == GPUEXT_FALLBACK_NOTICE)
+			ereport(NOTICE,
+					(errmsg("gpuext aggregation runs PostgreSQL's plan instead"),
+					 errdetail("%s", gas->fallback_reason ? gas->fallback_reason : "unknown")));
+		gas->phase = GPUAGG_FALLBACK;
+	}
+}
+
+/* An int128 at a scale as a numeric Datum. */
+static Datum
+int128_to_numeric_datum(__int128 v, int scale)
+{
+	char		buf[64];
+	char		digits[48];
+	int			n = 0;
+	bool		neg = v < 0;
+	unsigned __int128 u = neg ? -(unsigned __int128) v : (unsigned __int128) v;
+	char	   *p = buf;
+
+	do
+	{
+		digits[n++] = '0' + (int) (u % 10);
+		u /= 10;
+	} while (u > 0);
+	while (n <= scale)
+		digits[n++] = '0';
+	if (neg)
+		*p++ = '-';
+	for (int i = n - 1; i >= 0; i--)
+	{
+		*p++ = digits[i];
+		if (i == scale && scale > 0)
+			*p++ = '.';
+	}
+	*p = '\0';
+	return DirectFunctionCall3(numeric_in, CStringGetDatum(buf),
+							   ObjectIdGetDatum(InvalidOid), Int32GetDatum(-1));
+}
+
+/* The int128 sum of an accumulator. */
+static __int128
+acc_sum(const unsigned char *acc)
+{
+	return (__int128) (((unsigned __int128) *(const uint64 *) (acc + 16) << 64) |
+					   *(const uint64 *) (acc + 8));
+}
+
+/* A key of an entry as a Datum of the key's type. */
+static Datum
+key_datum(GpuAggState *gas, int k, const unsigned char *entry, bool *isnull)
+{
+	const GxAggKey *ak = &gas->spec.keys[k];
+	const unsigned char *p = entry + ak->offset;
+
+	*isnull = p[0] != 0;
+	if (*isnull)
+		return (Datum) 0;
+	switch (ak->type)
+	{
+		case GX_TYPE_BOOL:
+			return BoolGetDatum(*(const int64 *) (p + 8) != 0);
+		case GX_TYPE_INT2:
+			return Int16GetDatum((int16) *(const int64 *) (p + 8));
+		case GX_TYPE_INT4:
+			return Int32GetDatum((int32) *(const int64 *) (p + 8));
+		case GX_TYPE_INT8:
+			return Int64GetDatum(*(const int64 *) (p + 8));
+		case GX_TYPE_FLOAT4:
+			return Float4GetDatum((float4) *(const double *) (p + 8));
+		case GX_TYPE_FLOAT8:
+			return Float8GetDatum(*(const double *) (p + 8));
+		case GX_TYPE_DATE:
+			return DateADTGetDatum((DateADT) *(const int64 *) (p + 8));
+		case GX_TYPE_TIMESTAMP:
+			return TimestampGetDatum(*(const int64 *) (p + 8));
+		case GX_TYPE_NUMERIC:
+			{
+				__int128	v = (__int128) (((unsigned __int128) *(const uint64 *) (p + 16) << 64) |
+											*(const uint64 *) (p + 8));
+				int			scale = p[1];
+				const unsigned char *acc = entry + gas->spec.aggs[gas->key_scale_acc[k]].offset;
+				int			display = *(const int32 *) (acc + 24);
+				__int128	scaled;
+
+				/* show it with the largest scale it was seen with */
+				if (display > scale && gx_numeric_upscale(v, display - scale, &scaled) == 0)
+					return int128_to_numeric_datum(scaled, display);
+				return int128_to_numeric_datum(v, scale);
+			}
+		case GX_TYPE_TEXT:
+			return PointerGetDatum(cstring_to_text_with_len((const char *) p + 8,
+															*(const uint32 *) (p + 4)));
+		case GX_TYPE_BPCHAR:
+			{
+				Datum		t = PointerGetDatum(cstring_to_text_with_len((const char *) p + 8,
+																		 *(const uint32 *) (p + 4)));
+
+				/* blank-pad to the key's declared length, as stored values are */
+				return DirectFunctionCall3(bpchar, t, Int32GetDatum(gas->key_typmods[k]),
+										   BoolGetDatum(false));
+			}
+	}
+	elog(ERROR, "gpuext: unexpected group key type");
+	return (Datum) 0;
+}
+
+/* The final value of aggregate a of an entry. */
+static Datum
+agg_datum(GpuAggState *gas, int a, const unsigned char *entry, bool *isnull)
+{
+	const GxAggFunc *f = &gas->spec.aggs[a];
+	const unsigned char *acc = entry + f->offset;
+	uint64		n = *(const uint64 *) acc;
+	Aggref	   *agg = list_nth_node(Aggref, gas->aggrefs, a);
+
+	*isnull = false;
+	if (gas->defs[a]->final == GXF_COUNT)
+		return Int64GetDatum((int64) n);
+	if (n == 0)
+	{
+		*isnull = true;
+		return (Datum) 0;
+	}
+	switch (gas->defs[a]->final)
+	{
+		case GXF_SUM_TO_INT8:
+			{
+				__int128	s = acc_sum(acc);
+
+				if (s > PG_INT64_MAX || s < PG_INT64_MIN)
+					ereport(ERROR,
+							(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+							 errmsg("bigint out of range")));
+				return Int64GetDatum((int64) s);
+			}
+		case GXF_SUM_TO_NUMERIC:
+		case GXF_AVG_TO_NUMERIC:
+			{
+				__int128	s = acc_sum(acc);
+				int			scale = 0;
+				Datum		sum;
+
+				if (f->kind == GX_AGG_SUM_NUMERIC)
+				{
+					/* back from the fixed scale to the largest input scale */
+					scale = *(const int32 *) (acc + 24);
+					for (int i = scale; i < f->scale; i++)
+						s /= 10;
+				}
+				sum = int128_to_numeric_datum(s, scale);
+				if (gas->defs[a]->final == GXF_SUM_TO_NUMERIC)
+					return sum;
+				return DirectFunctionCall2(numeric_div, sum,
+										   NumericGetDatum(int64_to_numeric((int64) n)));
+			}
+		case GXF_SUM_TO_FLOAT8:
+			return Float8GetDatum(*(const double *) (acc + 8));
+		case GXF_AVG_TO_FLOAT8:
+			return Float8GetDatum(*(const double *) (acc + 8) / (double) n);
+		case GXF_MINMAX:
+			if (f->kind == GX_AGG_MIN_FLOAT || f->kind == GX_AGG_MAX_FLOAT)
+			{
+				double		d = *(const double *) (acc + 8);
+
+				return agg->aggtype == FLOAT4OID ? Float4GetDatum((float4) d) : Float8GetDatum(d);
+			}
+			switch (agg->aggtype)
+			{
+				case INT2OID:
+					return Int16GetDatum((int16) *(const int64 *) (acc + 8));
+				case INT4OID:
+				case DATEOID:
+					return Int32GetDatum((int32) *(const int64 *) (acc + 8));
+				default:
+					return Int64GetDatum(*(const int64 *) (acc + 8));
+			}
+		default:
+			break;
+	}
+	elog(ERROR, "gpuext: unexpected aggregate");
+	return (Datum) 0;
+}
+
+/* ExecScan access method: the next group, as the node's scan tuple. */
+static TupleTableSlot *
+gpuagg_next_group(ScanState *ss)
+{
+	GpuAggState *gas = (GpuAggState *) ss;
+	TupleTableSlot *slot = ss->ss_ScanTupleSlot;
+	unsigned char *entry;
+	MemoryContext old;
+	int			natts = slot->tts_tupleDescriptor->natts;
+
+	ExecClearTuple(slot);
+	if (gas->empty_group)
+	{
+		/* no GROUP BY and no rows: one row of initial states */
+		gas->empty_group = false;
+		entry = palloc0(gas->spec.entry_size);
+		gx_agg_init_entry(&gas->spec, entry);
+	}
+	else if (gas->next_group < gas->ngroups)
+		entry = (unsigned char *) gas->groups + gas->next_group++ * gas->spec.entry_size;
+	else
+		return slot;
+
+	old = MemoryContextSwitchTo(ss->ps.ps_ExprContext->ecxt_per_tuple_memory);
+	for (int i = 0; i < natts; i++)
+	{
+		if (i < gas->nkeys)
+			slot->tts_values[i] = key_datum(gas, i, entry, &slot->tts_isnull[i]);
+		else if (i < gas->nkeys + gas->naggs)
+			slot->tts_values[i] = agg_datum(gas, i - gas->nkeys, entry, &slot->tts_isnull[i]);
+		else
+		{
+			slot->tts_values[i] = (Datum) 0;
+			slot->tts_isnull[i] = true;
+		}
+	}
+	MemoryContextSwitchTo(old);
+	return ExecStoreVirtualTuple(slot);
+}
+
+static bool
+gpuagg_recheck(ScanState *ss, TupleTableSlot *slot)
+{
+	return true;
+}
+
+static TupleTableSlot *
+gpuagg_exec(CustomScanState *node)
+{
+	GpuAggState *gas = (GpuAggState *) node;
+
+	if (gas->phase == GPUAGG_INIT)
+	{
+		if (!gas->pipe_started)
+			gas->phase = GPUAGG_FALLBACK;	/* the program could not be built */
+		else
+			run_aggregation(gas);
+	}
+	switch (gas->phase)
+	{
+		case GPUAGG_EMIT:
+			return ExecScan(&node->ss, gpuagg_next_group, gpuagg_recheck);
+		case GPUAGG_FALLBACK:
+			return ExecProcNode(gas->fallback);
+		default:
+			return ExecClearTuple(node->ss.ps.ps_ResultTupleSlot);
+	}
+}
+
+static void
+gpuagg_end(CustomScanState *node)
+{
+	GpuAggState *gas = (GpuAggState *) node;
+
+	if (gas->pipe_started)
+		gx_pipeline_end(&gas->pipe);
+	drop_table(gas);
+	ExecEndNode(gas->fallback);
+}
+
+static void
+gpuagg_rescan(CustomScanState *node)
+{
+	GpuAggState *gas = (GpuAggState *) node;
+
+	if (gas->pipe_started)
+		gx_pipeline_reset(&gas->pipe);
+	if (gas->shared == NULL)
+		drop_table(gas);
+	gas->phase = GPUAGG_INIT;
+	gas->ngroups = 0;
+	gas->next_group = 0;
+	gas->empty_group = false;
+	gas->fallback_reason = NULL;
+	ExecReScan(gas->fallback);
+}
+
+static Size
+gpuagg_estimate_dsm(CustomScanState *node, ParallelContext *pcxt)
+{
+	return offsetof(GpuAggShared, pscan) + table_block_parallelscan_estimate(node->ss.ss_currentRelation);
+}
+
+/* The leader creates the shared device table before the workers start. */
+static void
+create_shared_task(GpuAggState *gas)
+{
+	GpuAggShared *sh = gas->shared;
+
+	sh->task_id = 0;
+	sh->nactive = 0;
+	sh->emitted = false;
+	sh->failed = false;
+	sh->failure[0] = '\0';
+	if (gas->pipe_started && gas->pipe.engine.use_gpu && create_table(gas))
+		sh->task_id = gas->task_id;
+	else
+	{
+		sh->failed = true;
+		strlcpy(sh->failure, gas->fallback_reason ? gas->fallback_reason :
+				"the parallel aggregation has no GPU", sizeof(sh->failure));
+	}
+}
+
+static void
+gpuagg_init_dsm(CustomScanState *node, ParallelContext *pcxt, void *coordinate)
+{
+	GpuAggState *gas = (GpuAggState *) node;
+	GpuAggShared *sh = coordinate;
+
+	SpinLockInit(&sh->mutex);
+	gas->shared = sh;
+	table_block_parallelscan_initialize(node->ss.ss_currentRelation,
+										(ParallelTableScanDesc) &sh->pscan);
+	gas->pipe.pscan = &sh->pscan;
+	create_shared_task(gas);
+}
+
+static void
+gpuagg_reinit_dsm(CustomScanState *node, ParallelContext *pcxt, void *coordinate)
+{
+	GpuAggState *gas = (GpuAggState *) node;
+	GpuAggShared *sh = coordinate;
+
+	table_block_parallelscan_reinitialize(node->ss.ss_currentRelation,
+										  (ParallelTableScanDesc) &sh->pscan);
+	gx_task_destroy(sh->task_id);
+	create_shared_task(gas);
+}
+
+static void
+gpuagg_init_worker(CustomScanState *node, shm_toc *toc, void *coordinate)
+{
+	GpuAggState *gas = (GpuAggState *) node;
+
+	gas->shared = coordinate;
+	gas->pipe.pscan = &gas->shared->pscan;
+}
+
+/* Deparse a list of expressions for EXPLAIN. */
+static char *
+deparse_list(List *exprs, List *context, bool useprefix)
+{
+	StringInfoData buf;
+	ListCell   *lc;
+
+	initStringInfo(&buf);
+	foreach(lc, exprs)
+	{
+		if (buf.len > 0)
+			appendStringInfoString(&buf, ", ");
+		appendStringInfoString(&buf, deparse_expression(lfirst(lc), context, useprefix, false));
+	}
+	return buf.data;
+}
+
+static void
+gpuagg_explain(CustomScanState *node, List *ancestors, ExplainState *es)
+{
+	GpuAggState *gas = (GpuAggState *) node;
+	List	   *context;
+	bool		useprefix = list_length(es->rtable) > 1 || es->verbose;
+
+	context = set_deparse_context_plan(es->deparse_cxt, node->ss.ps.plan, ancestors);
+	if (gas->key_exprs)
+		ExplainPropertyText("GPU Group Keys", deparse_list(gas->key_exprs, context, useprefix), es);
+	ExplainPropertyText("GPU Aggregates", deparse_list(gas->aggrefs, context, useprefix), es);
+	if (gas->quals)
+		ExplainPropertyText("GPU Filter",
+							deparse_expression((Node *) make_ands_explicit(gas->quals),
+											   context, useprefix, false), es);
+	if (!gpuext_regression_test_mode)
+	{
+		if (gas->pipe_started)
+			ExplainPropertyText("Engine", gx_engine_name(&gas->pipe.engine), es);
+		if (es->verbose && gas->pipe_started)
+		{
+			ExplainPropertyInteger("Group Table Slots", NULL, gas->capacity, es);
+			ExplainPropertyInteger("Block-Private Slots", NULL, gas->local_capacity, es);
+		}
+	}
+	if (es->analyze && gas->phase != GPUAGG_INIT)
+	{
+		ExplainPropertyText("Result From",
+							gas->phase == GPUAGG_EMIT ? "device" :
+							gas->phase == GPUAGG_FALLBACK ? "PostgreSQL plan" : "another participant", es);
+		if (gas->phase == GPUAGG_FALLBACK && gas->fallback_reason)
+			ExplainPropertyText("Fallback Reason", gas->fallback_reason, es);
+		if (gas->phase == GPUAGG_EMIT)
+		{
+			ExplainPropertyInteger("Groups", NULL, gas->ngroups, es);
+			ExplainPropertyInteger("Rows Aggregated", NULL, gas->rows_aggregated, es);
+		}
+		if (!gpuext_regression_test_mode && gas->pipe_started)
+		{
+			ExplainPropertyInteger("Pages", NULL, gas->pipe.npages, es);
+			ExplainPropertyFloat("Device Time", "ms", gas->pipe.engine.device_ms, 3, es);
+		}
+	}
+}
+
+/* Register the hook and the node; from _PG_init. */
+void
+gx_gpuagg_init(void)
+{
+	RegisterCustomScanMethods(&gpuagg_plan_methods);
+	prev_create_upper_paths_hook = create_upper_paths_hook;
+	create_upper_paths_hook = gpuagg_add_paths;
+}
