@@ -101,6 +101,10 @@ SELECT gx_diff($$SELECT id FROM gx_intx WHERE coalesce(i4, i4 + 1) > 0$$);
 SELECT gx_diff($$SELECT id FROM gx_intx WHERE (i4 = 2147483647 OR i4 + 1 > 0) AND i8 = 0$$);
 SELECT gx_diff($$SELECT id FROM gx_intx WHERE i2 <= 1 OR i4 / (i2 - 1) < 100000$$);
 SELECT gx_diff($$SELECT id FROM gx_intx WHERE NOT (i8 NOT BETWEEN -1000 AND 1000 OR i8 * 2 > 0)$$);
+-- a cheaper host qual comes first in PostgreSQL's order: the rows it
+-- rejects never reach the division, and the stock run raises nothing
+SELECT * FROM gx_where($$SELECT id FROM gx_ints WHERE b::text ~ 'zzz' AND i4 / (i2 - i2) > 0$$);
+SELECT gx_diff($$SELECT id FROM gx_ints WHERE b::text ~ 'zzz' AND i4 / (i2 - i2) > 0$$);
 
 -- the errors as a client sees them
 SET gpuext.force_offload = on;
