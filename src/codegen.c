@@ -1103,8 +1103,7 @@ gx_build_qual_program(List *quals, Index varno, TupleDesc tupdesc,
 		cg.why = NULL;
 		*host_quals = lappend(*host_quals, qual);
 	}
-	if (*device_quals == NIL)
-		return NULL;
+	/* with no qual left the program passes every visible row */
 	emit(&cg, GX_OP_END, 0, 0, 0, 0, 0, 0);
 	return assemble(&cg);
 }

@@ -26,8 +26,8 @@ extern bool gx_qual_is_device_executable(Expr *expr, Index varno, TupleDesc tupd
  * Build the device program of a list of quals (implicit AND) at executor
  * start: Params are evaluated in 'econtext' through 'parent'.  A qual that
  * cannot be built now (a Param value the device cannot hold) goes to
- * *host_quals instead; *device_quals gets the ones in the program.
- * Returns NULL when no qual could be built.
+ * *host_quals instead; *device_quals gets the ones in the program (with
+ * none, the program passes every visible row).
  */
 extern GxProgram *gx_build_qual_program(List *quals, Index varno, TupleDesc tupdesc,
 										PlanState *parent, ExprContext *econtext,

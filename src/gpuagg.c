@@ -161,6 +161,8 @@ typedef struct GpuAggState
 	uint32		local_capacity;
 	GxPipeline	pipe;
 	bool		pipe_started;
+	MemoryContext program_cxt;	/* program, spec and their arrays */
+	bool		prepared;		/* program built for the current Params */
 	uint32		task_id;		/* GPU task, or CPU engine table id */
 	bool		task_is_cpu;
 	GxAggTable *cpu_table;
@@ -762,15 +764,38 @@ gpuagg_begin(CustomScanState *node, EState *estate, int eflags)
 	gas->phase = GPUAGG_INIT;
 	if (eflags & EXEC_FLAG_EXPLAIN_ONLY)
 		return;
-	if (!build_agg_program(gas))
-		return;					/* the stock plan will run */
-	size_tables(gas);
+	gas->program_cxt = AllocSetContextCreate(CurrentMemoryContext, "GpuAgg program",
+											 ALLOCSET_SMALL_SIZES);
 	gx_pipeline_init(&gas->pipe, node->ss.ss_currentRelation, estate->es_snapshot,
 					 GX_REQ_AGG, 0);
 	gas->pipe.engine.rerun_on_cpu = false;
+	gas->pipe_started = true;
+}
+
+/*
+ * Build the program and size the tables, with the current values of
+ * Params (InitPlans and outer values are known at the first execution).
+ * Returns false when the device cannot run it: the stock plan will.
+ */
+static bool
+prepare(GpuAggState *gas)
+{
+	MemoryContext old;
+	bool		ok;
+
+	if (gas->prepared)
+		return true;
+	MemoryContextReset(gas->program_cxt);
+	old = MemoryContextSwitchTo(gas->program_cxt);
+	ok = build_agg_program(gas);
+	MemoryContextSwitchTo(old);
+	if (!ok)
+		return false;
+	size_tables(gas);
 	gx_pipeline_set_program(&gas->pipe, (GxProgram *) gas->program, gas->program_len);
 	gas->pipe.batch_arg = gas->local_capacity;
-	gas->pipe_started = true;
+	gas->prepared = true;
+	return true;
 }
 
 /* Create the group table: a GPU task, or a CPU engine table. */
@@ -964,7 +989,7 @@ parallel_detach(GpuAggState *gas, bool failed)
 static void
 run_aggregation(GpuAggState *gas)
 {
-	bool		ok = gas->pipe_started;
+	bool		ok = gas->pipe_started && prepare(gas);
 
 	if (gas->shared)
 	{
@@ -1277,6 +1302,7 @@ gpuagg_rescan(CustomScanState *node)
 	if (gas->shared == NULL)
 		drop_table(gas);
 	gas->phase = GPUAGG_INIT;
+	gas->prepared = false;		/* Params may have new values */
 	gas->ngroups = 0;
 	gas->next_group = 0;
 	gas->empty_group = false;
@@ -1301,7 +1327,7 @@ create_shared_task(GpuAggState *gas)
 	sh->emitted = false;
 	sh->failed = false;
 	sh->failure[0] = '\0';
-	if (gas->pipe_started && gas->pipe.engine.use_gpu && create_table(gas))
+	if (gas->pipe_started && gas->pipe.engine.use_gpu && prepare(gas) && create_table(gas))
 		sh->task_id = gas->task_id;
 	else
 	{

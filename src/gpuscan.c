@@ -51,10 +51,13 @@
 typedef struct GpuScanState
 {
 	CustomScanState css;
-	List	   *plan_device_quals;	/* device quals of the plan */
+	List	   *all_quals;		/* every qual, in PostgreSQL's order */
+	List	   *plan_device_quals;	/* those the plan gives to the device */
 	List	   *device_quals;	/* of those, the ones in the program */
-	ExprState  *recheck_state;	/* device quals, run on the host for rechecks */
-	ExprState  *demoted_state;	/* device quals that could not be built */
+	ExprState  *recheck_state;	/* all quals: rows the device could not decide */
+	ExprState  *pass_state;		/* quals not in the program: rows it passed */
+	MemoryContext program_cxt;	/* the program and the states above */
+	bool		program_built;
 	GxProgram  *program;
 	GxPipeline	pipe;
 	bool		pipe_started;
@@ -324,15 +327,29 @@ gpuscan_plan(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 	List	   *device_quals;
 	List	   *host_quals;
 
+	List	   *all_quals = NIL;
+	List	   *on_device = NIL;
+	ListCell   *lc;
+
 	if (!gx_split_scan_quals(root, rel, rte, clauses, &device_quals, &host_quals))
 		elog(ERROR, "gpuext: relation can no longer be scanned by GpuScan");
 
+	/* every qual in PostgreSQL's order, each marked device or host */
+	foreach(lc, clauses)
+	{
+		RestrictInfo *ri = lfirst_node(RestrictInfo, lc);
+
+		if (ri->pseudoconstant)
+			continue;
+		all_quals = lappend(all_quals, ri->clause);
+		on_device = lappend_int(on_device, list_member_ptr(device_quals, ri) ? 1 : 0);
+	}
 	cscan->scan.plan.targetlist = tlist;
 	cscan->scan.plan.qual = extract_actual_clauses(host_quals, false);
 	cscan->scan.scanrelid = rel->relid;
 	cscan->flags = best_path->flags;
-	cscan->custom_exprs = extract_actual_clauses(device_quals, false);
-	cscan->custom_private = NIL;
+	cscan->custom_exprs = all_quals;
+	cscan->custom_private = list_make1(on_device);
 	cscan->custom_scan_tlist = NIL;
 	cscan->methods = &gpuscan_plan_methods;
 	return &cscan->scan.plan;
@@ -347,29 +364,49 @@ gpuscan_create_state(CustomScan *cscan)
 {
 	GpuScanState *gss = (GpuScanState *) newNode(sizeof(GpuScanState), T_CustomScanState);
 
+	ListCell   *lc1,
+			   *lc2;
+
 	gss->css.methods = &gpuscan_exec_methods;
 	gss->css.flags = cscan->flags;
-	gss->plan_device_quals = cscan->custom_exprs;
+	gss->all_quals = cscan->custom_exprs;
+	forboth(lc1, cscan->custom_exprs, lc2, linitial(cscan->custom_private))
+		if (lfirst_int(lc2))
+			gss->plan_device_quals = lappend(gss->plan_device_quals, lfirst(lc1));
 	return (Node *) gss;
 }
 
 /*
  * Build the device program from the plan's device quals, with the current
- * values of Params.  Quals that cannot be built now run on the host.
+ * values of Params (so at the first execution and after each rescan, when
+ * InitPlans and outer values are known).  Quals that cannot be built now
+ * run on the host with the host quals.
  */
 static void
 build_program(GpuScanState *gss)
 {
 	ScanState  *ss = &gss->css.ss;
 	Index		scanrelid = ((Scan *) ss->ps.plan)->scanrelid;
-	List	   *host = NIL;
+	List	   *demoted = NIL;
+	List	   *on_host = NIL;
+	MemoryContext old;
+	ListCell   *lc;
 
+	MemoryContextReset(gss->program_cxt);
+	old = MemoryContextSwitchTo(gss->program_cxt);
 	gss->program = gx_build_qual_program(gss->plan_device_quals, scanrelid,
 										 RelationGetDescr(ss->ss_currentRelation),
 										 &ss->ps, ss->ps.ps_ExprContext,
-										 &gss->device_quals, &host);
-	gss->recheck_state = ExecInitQual(gss->device_quals, &ss->ps);
-	gss->demoted_state = host ? ExecInitQual(host, &ss->ps) : NULL;
+										 &gss->device_quals, &demoted);
+	/* what the host still checks for passed rows, in PostgreSQL's order */
+	foreach(lc, gss->all_quals)
+		if (!list_member_ptr(gss->device_quals, lfirst(lc)))
+			on_host = lappend(on_host, lfirst(lc));
+	gss->pass_state = ExecInitQual(on_host, &ss->ps);
+	gss->recheck_state = ExecInitQual(gss->all_quals, &ss->ps);
+	MemoryContextSwitchTo(old);
+	gx_pipeline_set_program(&gss->pipe, gss->program, gss->program->length);
+	gss->program_built = true;
 }
 
 /*
@@ -391,15 +428,15 @@ gpuscan_begin(CustomScanState *node, EState *estate, int eflags)
 	ss->ps.scanopsfixed = true;
 	ss->ps.scanopsset = true;
 	ExecAssignScanProjectionInfoWithVarno(ss, scanrelid);
-	ss->ps.qual = ExecInitQual(ss->ps.plan->qual, &ss->ps);
+	/* the node evaluates its quals itself, in PostgreSQL's order */
+	ss->ps.qual = NULL;
 
 	if (eflags & EXEC_FLAG_EXPLAIN_ONLY)
 		return;
-	build_program(gss);
+	gss->program_cxt = AllocSetContextCreate(CurrentMemoryContext, "GpuScan program",
+											 ALLOCSET_SMALL_SIZES);
 	gx_pipeline_init(&gss->pipe, ss->ss_currentRelation, estate->es_snapshot,
 					 GX_REQ_SCAN, sizeof(GxScanPageOut));
-	gx_pipeline_set_program(&gss->pipe, gss->program,
-							gss->program ? gss->program->length : 0);
 	gss->pipe_started = true;
 }
 
@@ -479,19 +516,17 @@ gpuscan_next(ScanState *ss)
 		if (gss->cur != NULL && next_row_of_batch(gss, &recheck))
 		{
 			econtext->ecxt_scantuple = ss->ss_ScanTupleSlot;
+
+			/*
+			 * A row the device could not decide gets PostgreSQL's own
+			 * evaluation of every qual, in its order (exact values, and its
+			 * errors); a row it passed gets the remaining quals.
+			 */
 			if (recheck)
-			{
 				gss->rows_rechecked++;
-				/* PostgreSQL's own evaluation: exact values and errors */
-				if (!ExecQual(gss->recheck_state, econtext))
-				{
-					ResetExprContext(econtext);
-					continue;
-				}
-			}
 			else
 				gss->rows_from_device++;
-			if (gss->demoted_state && !ExecQual(gss->demoted_state, econtext))
+			if (!ExecQual(recheck ? gss->recheck_state : gss->pass_state, econtext))
 			{
 				ResetExprContext(econtext);
 				continue;
@@ -500,6 +535,8 @@ gpuscan_next(ScanState *ss)
 			return ss->ss_ScanTupleSlot;
 		}
 		finish_current(gss);
+		if (!gss->program_built)
+			build_program(gss);
 		gss->cur = gx_pipeline_next(&gss->pipe);
 		if (gss->cur == NULL)
 			return ExecClearTuple(ss->ss_ScanTupleSlot);
@@ -509,11 +546,22 @@ gpuscan_next(ScanState *ss)
 	}
 }
 
-/* GpuScan never needs EvalPlanQual rechecks of its own. */
+/*
+ * EvalPlanQual: a concurrently updated row version must still satisfy
+ * every qual (the device's too), checked on the host.
+ */
 static bool
 gpuscan_recheck(ScanState *ss, TupleTableSlot *slot)
 {
-	return true;
+	GpuScanState *gss = (GpuScanState *) ss;
+	ExprContext *econtext = ss->ps.ps_ExprContext;
+
+	if (gss->all_quals == NIL)
+		return true;
+	if (gss->recheck_state == NULL)
+		gss->recheck_state = ExecInitQual(gss->all_quals, &ss->ps);
+	econtext->ecxt_scantuple = slot;
+	return ExecQual(gss->recheck_state, econtext);
 }
 
 static TupleTableSlot *
@@ -541,10 +589,8 @@ gpuscan_rescan(CustomScanState *node)
 
 	finish_current(gss);
 	gx_pipeline_reset(&gss->pipe);
-	/* Params may have new values */
-	build_program(gss);
-	gx_pipeline_set_program(&gss->pipe, gss->program,
-							gss->program ? gss->program->length : 0);
+	/* Params may have new values: rebuild at the next row */
+	gss->program_built = false;
 }
 
 static Size
@@ -605,7 +651,8 @@ gpuscan_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 	}
 	if (es->verbose && gss->program)
 		ExplainPropertyText("Device Program", gx_program_summary(gss->program), es);
-	if (list_length(gss->device_quals) < list_length(gss->plan_device_quals))
+	if (gss->program_built &&
+		list_length(gss->device_quals) < list_length(gss->plan_device_quals))
 		ExplainPropertyInteger("Device Quals Run on Host", NULL,
 							   list_length(gss->plan_device_quals) - list_length(gss->device_quals), es);
 	if (!gpuext_regression_test_mode)

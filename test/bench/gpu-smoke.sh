@@ -46,8 +46,8 @@ $P -c "select gpuext_service_roundtrip(1) as first_us" -c "select gpuext_service
 $P <<EOSQL
 \timing on
 create extension if not exists pg_prewarm;
-create unlogged table t (id int, a int, b float8, c numeric(12,2), d text, e date, f float4);
-insert into t select g, (g::bigint * 7919) % 1000, g / 7.0, ((g::bigint * 31) % 100000) / 100.0, 'str' || (g % 50), date '2020-01-01' + (g % 365), (g % 1000) / 3.0
+create unlogged table t (id int, a int, b float8, c numeric(12,2), d text, e date, f float4, g char(1));
+insert into t select g, (g::bigint * 7919) % 1000, g / 7.0, ((g::bigint * 31) % 100000) / 100.0, 'str' || (g % 50), date '2020-01-01' + (g % 365), (g % 1000) / 3.0, chr(65 + g % 4)
   from generate_series(1, $ROWS) g;
 vacuum freeze analyze t;
 select pg_size_pretty(pg_relation_size('t')), pg_prewarm('t');
@@ -65,7 +65,10 @@ EOSQL
 Q1="select count(*), sum(a) from t where a < 10"
 Q2="select count(*) from t where a < 10 and d like 'str1%' and c > 500.5 and e between date '2020-03-01' and date '2020-06-01'"
 Q3="select count(*) from t where b * 2 > f and id % 1000 = 7"
-for q in "$Q1" "$Q2" "$Q3"; do
+Q4="select g, count(*), sum(c), sum(c * (1 - 0.05)), avg(c), avg(a), min(e), max(b) from t where e <= date '2020-11-01' group by g order by g"
+Q5="select id % 1000000 as k, count(*), sum(a) from t group by 1 order by 2 desc, 1 limit 5"
+Q6="select count(*), sum(a), avg(b) from t where a < 500"
+for q in "$Q4" "$Q5" "$Q6" "$Q1" "$Q2" "$Q3"; do
   echo "=== $q"
   for cfg in "gpuext.enabled=off;max_parallel_workers_per_gather=0" "gpuext.enabled=off;max_parallel_workers_per_gather=16" "gpuext.force_offload=on;gpuext.device=cpu;max_parallel_workers_per_gather=0" "gpuext.force_offload=on;max_parallel_workers_per_gather=0" "gpuext.force_offload=on;max_parallel_workers_per_gather=8"; do
     sets=$(echo "$cfg" | tr ';' '\n' | sed 's/^/set /; s/$/;/')
@@ -73,6 +76,7 @@ for q in "$Q1" "$Q2" "$Q3"; do
     $P -c "$sets" -c "\timing on" -c "$q" -c "$q" -c "$q" | grep -E "Time|^ *[0-9]"
   done
   $P -c "set gpuext.force_offload=on" -c "explain (analyze, costs off) $q"
+  $P -c "set gpuext.force_offload=on" -c "set max_parallel_workers_per_gather=8" -c "explain (analyze, costs off) $q"
 done
 $P -c "select * from gpuext_status()"
 su postgres -c "pg_ctl -D $W/data -m fast stop" >/dev/null
