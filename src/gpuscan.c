@@ -528,6 +528,7 @@ gpuscan_next(ScanState *ss)
 				gss->rows_from_device++;
 			if (!ExecQual(recheck ? gss->recheck_state : gss->pass_state, econtext))
 			{
+				InstrCountFiltered1(ss, 1);
 				ResetExprContext(econtext);
 				continue;
 			}
