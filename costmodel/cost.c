@@ -27,13 +27,13 @@
 double		gx_cost_unit_us = 5.0;
 double		gx_gpu_setup_us = 300.0;
 double		gx_gpu_batch_us = 30.0;
-double		gx_host_page_us = 0.35;
+double		gx_host_page_us = 0.6;
 double		gx_host_tuple_us = 0.15;
-double		gx_link_read_gbps = 25.0;
+double		gx_link_read_gbps = 45.0;
 double		gx_device_row_ns = 0.05;
 double		gx_cpu_engine_row_ns = 4.0;
 double		gx_device_atomic_ns = 0.2;
-double		gx_link_write_gbps = 25.0;
+double		gx_link_write_gbps = 40.0;
 double		gx_host_group_us = 1.0;
 
 /* Define a real-valued cost parameter. */
@@ -59,13 +59,13 @@ gx_cost_define_gucs(void)
 				 &gx_gpu_batch_us, 30.0, 0, 1e9);
 	define_param("gpuext.host_page_us",
 				 "Microseconds of host work per heap page of a GPU scan (pin, lock, visibility).",
-				 &gx_host_page_us, 0.35, 0, 1e6);
+				 &gx_host_page_us, 0.6, 0, 1e6);
 	define_param("gpuext.host_tuple_us",
 				 "Microseconds of host work per row a GPU operator returns.",
 				 &gx_host_tuple_us, 0.15, 0, 1e6);
 	define_param("gpuext.link_read_gbps",
 				 "Rate in GB/s at which kernels read host memory (zero-copy over the link).",
-				 &gx_link_read_gbps, 25.0, 0.001, 1e6);
+				 &gx_link_read_gbps, 45.0, 0.001, 1e6);
 	define_param("gpuext.device_row_ns",
 				 "Nanoseconds of device work per row and device-program instruction.",
 				 &gx_device_row_ns, 0.05, 0, 1e6);
@@ -74,7 +74,7 @@ gx_cost_define_gucs(void)
 				 &gx_device_atomic_ns, 0.2, 0, 1e6);
 	define_param("gpuext.link_write_gbps",
 				 "Rate in GB/s of copies from the device to host memory.",
-				 &gx_link_write_gbps, 25.0, 0.001, 1e6);
+				 &gx_link_write_gbps, 40.0, 0.001, 1e6);
 	define_param("gpuext.host_group_us",
 				 "Microseconds of host work to finish one group of a GPU aggregation.",
 				 &gx_host_group_us, 1.0, 0, 1e6);

@@ -225,10 +225,11 @@ gx_launch_agg(const GxLaunch *l, cudaStream_t s)
 }
 
 /*
- * GX_REQ_TASK_FETCH: arg = first slot, arg2 = slots; the ready entries go
- * compacted to the batch's output area after a copy of the table header,
- * their count to batch->result.  arg3 in reserve_bytes' place: the entry
- * size is in program_len (no program for this kind).
+ * GX_REQ_TASK_FETCH: arg = first slot, arg2 = slots, program_len = entry
+ * size (this kind has no program).  The ready entries are written,
+ * compacted, straight into the batch's output area in the mapped arena
+ * (16-byte stores, so only occupied entries cross the link), after a copy
+ * of the table header; their count goes to batch->result.
  */
 cudaError_t
 gx_launch_task_fetch(const GxLaunch *l, cudaStream_t s)
@@ -236,11 +237,12 @@ gx_launch_task_fetch(const GxLaunch *l, cudaStream_t s)
 	const GxBatch *b = l->batch_host;
 	uint32_t	entry_size = b->program_len;
 	unsigned long long *count = (unsigned long long *) l->scratch_dev;
-	unsigned char *staging = (unsigned char *) l->scratch_dev + 256;
 	char	   *out_host = (char *) b + b->out_offset;
+	unsigned char *out_dev = (unsigned char *) l->batch_dev + b->out_offset;
 	cudaError_t rc;
 
-	if (l->task_dev == NULL || entry_size == 0 || entry_size % 16 != 0)
+	if (l->task_dev == NULL || entry_size == 0 || entry_size % 16 != 0 ||
+		b->out_offset % 16 != 0)
 		return cudaErrorInvalidValue;
 	if ((rc = cudaMemsetAsync(count, 0, sizeof(*count), s)) != cudaSuccess)
 		return rc;
@@ -249,17 +251,14 @@ gx_launch_task_fetch(const GxLaunch *l, cudaStream_t s)
 		uint64_t	blocks = (b->arg2 + 255) / 256;
 
 		agg_fetch_kernel<<<blocks < 65535 ? blocks : 65535, 256, 0, s>>>(
-			(const GxAggTable *) l->task_dev, NULL, entry_size, b->arg, b->arg2, staging, count);
+			(const GxAggTable *) l->task_dev, NULL, entry_size, b->arg, b->arg2,
+			out_dev + GX_AGG_TABLE_HEADER, count);
 		if ((rc = cudaGetLastError()) != cudaSuccess)
 			return rc;
 	}
 	if ((rc = cudaMemcpyAsync(out_host, l->task_dev, GX_AGG_TABLE_HEADER,
 							  cudaMemcpyDeviceToHost, s)) != cudaSuccess)
 		return rc;
-	if ((rc = cudaMemcpyAsync((void *) &l->batch_host->result, count, sizeof(*count),
-							  cudaMemcpyDeviceToHost, s)) != cudaSuccess)
-		return rc;
-	/* entries: at most arg2 of them; copy what the staging area holds */
-	return cudaMemcpyAsync(out_host + GX_AGG_TABLE_HEADER, staging,
-						   b->out_len - GX_AGG_TABLE_HEADER, cudaMemcpyDeviceToHost, s);
+	return cudaMemcpyAsync((void *) &l->batch_host->result, count, sizeof(*count),
+						   cudaMemcpyDeviceToHost, s);
 }

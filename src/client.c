@@ -333,7 +333,7 @@ run_request(Size bytes, int kind, void (*fill) (GxBatch *, void *), void *arg,
 	memset(req->batch, 0, sizeof(GxBatch));
 	req->batch->pages_offset = sizeof(GxBatch);
 	req->batch->program_offset = sizeof(GxBatch);
-	req->batch->out_offset = MAXALIGN(sizeof(GxBatch));
+	req->batch->out_offset = TYPEALIGN(16, sizeof(GxBatch));
 	fill(req->batch, arg);
 	gx_request_submit(req, kind);
 	if (cleanup)
@@ -478,7 +478,7 @@ gx_task_fetch(uint32 task_id, uint64 first, uint64 nslots, uint32 entry_size,
 	GxRequest  *req;
 	int			status;
 
-	status = run_request(MAXALIGN(sizeof(GxBatch)) + GX_AGG_TABLE_HEADER_BYTES +
+	status = run_request(TYPEALIGN(16, sizeof(GxBatch)) + GX_AGG_TABLE_HEADER_BYTES +
 						 nslots * entry_size,
 						 GX_REQ_TASK_FETCH, fill_task_fetch, &a, false, &req);
 	if (status == GX_OK)

@@ -47,6 +47,7 @@
 #include "optimizer/restrictinfo.h"
 #include "optimizer/tlist.h"
 #include "parser/parsetree.h"
+#include "portability/instr_time.h"
 #include "storage/spin.h"
 #include "utils/builtins.h"
 #include "utils/date.h"
@@ -179,6 +180,8 @@ typedef struct GpuAggState
 	PlanState  *fallback;
 	const char *fallback_reason;
 	uint64		rows_aggregated;
+	double		agg_ms;			/* wall time feeding batches */
+	double		fetch_ms;		/* wall time fetching the groups */
 } GpuAggState;
 
 static create_upper_paths_hook_type prev_create_upper_paths_hook = NULL;
@@ -990,6 +993,11 @@ static void
 run_aggregation(GpuAggState *gas)
 {
 	bool		ok = gas->pipe_started && prepare(gas);
+	instr_time	t0,
+				t1,
+				t2;
+
+	INSTR_TIME_SET_CURRENT(t0);
 
 	if (gas->shared)
 	{
@@ -1016,7 +1024,13 @@ run_aggregation(GpuAggState *gas)
 		ok = ok && create_table(gas);
 		ok = ok && aggregate_batches(gas);
 	}
+	INSTR_TIME_SET_CURRENT(t1);
 	ok = ok && fetch_groups(gas);
+	INSTR_TIME_SET_CURRENT(t2);
+	INSTR_TIME_SUBTRACT(t2, t1);
+	INSTR_TIME_SUBTRACT(t1, t0);
+	gas->agg_ms = INSTR_TIME_GET_MILLISEC(t1);
+	gas->fetch_ms = INSTR_TIME_GET_MILLISEC(t2);
 	if (gas->shared)
 	{
 		/* the last participant frees the shared table */
@@ -1430,6 +1444,8 @@ gpuagg_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 		{
 			ExplainPropertyInteger("Pages", NULL, gas->pipe.npages, es);
 			ExplainPropertyFloat("Device Time", "ms", gas->pipe.engine.device_ms, 3, es);
+			ExplainPropertyFloat("Aggregation Time", "ms", gas->agg_ms, 3, es);
+			ExplainPropertyFloat("Fetch Time", "ms", gas->fetch_ms, 3, es);
 		}
 	}
 }

@@ -197,8 +197,7 @@ scratch_needed(GxBatch *b, int kind)
 		case GX_REQ_AGG:
 			return TYPEALIGN(256, b->program_len);	/* the program, in device memory */
 		case GX_REQ_TASK_FETCH:
-			/* a counter, then a staging area for the entries */
-			return 256 + b->arg2 * (uint64) b->program_len;
+			return 256;			/* the counter of fetched entries */
 		default:
 			return 0;
 	}
