@@ -13,7 +13,7 @@ exec > >(tee "$OUT/smoke.log") 2>&1
 command -v pg_config >/dev/null || bash .gpu/install-pg-bundle.sh
 nvidia-smi --query-gpu=name,memory.total,driver_version,pcie.link.gen.current,pcie.link.width.current --format=csv
 nproc; free -g | head -2
-make -s -j16 2>&1 | grep -E "warning|error" ; make -s install >/dev/null || exit 1
+(flock 9; make -s -j16 2>&1 | grep -E "warning|error"; make -s install >/dev/null) 9>/tmp/gpuext-make-test.lock || exit 1
 
 W=/tmp/gx-smoke
 rm -rf $W; mkdir -p $W; chown postgres $W
@@ -70,10 +70,12 @@ Q5="select id % 1000000 as k, count(*), sum(a) from t group by 1 order by 2 desc
 Q6="select count(*), sum(a), avg(b) from t where a < 500"
 for q in "$Q4" "$Q5" "$Q6" "$Q1" "$Q2" "$Q3"; do
   echo "=== $q"
-  for cfg in "gpuext.enabled=off;max_parallel_workers_per_gather=0" "gpuext.enabled=off;max_parallel_workers_per_gather=16" "gpuext.force_offload=on;gpuext.device=cpu;max_parallel_workers_per_gather=0" "gpuext.force_offload=on;max_parallel_workers_per_gather=0" "gpuext.force_offload=on;max_parallel_workers_per_gather=8"; do
+  for cfg in "gpuext.enabled=off;max_parallel_workers_per_gather=0" "gpuext.enabled=off;max_parallel_workers_per_gather=16" "gpuext.force_offload=on;max_parallel_workers_per_gather=0" "gpuext.force_offload=on;max_parallel_workers_per_gather=8"; do
     sets=$(echo "$cfg" | tr ';' '\n' | sed 's/^/set /; s/$/;/')
     echo "--- $cfg"
-    $P -c "$sets" -c "\timing on" -c "$q" -c "$q" -c "$q" | grep -E "Time|^ *[0-9]"
+    reps="-c \"$q\" -c \"$q\""
+    case "$cfg" in *enabled=off*parallel_workers_per_gather=0*) reps="-c \"$q\"";; esac
+    eval $P -c "\"$sets\"" -c "\"\\timing on\"" $reps | grep -E "Time|^ *[0-9A-Z]"
   done
   $P -c "set gpuext.force_offload=on" -c "explain (analyze, costs off) $q"
   $P -c "set gpuext.force_offload=on" -c "set max_parallel_workers_per_gather=8" -c "explain (analyze, costs off) $q"
