@@ -7,12 +7,14 @@
 #   pgTAP           test/pgtap/*.sql (pg_prove)
 #   TAP             test/t/*.pl (PostgreSQL::Test::Cluster; their own clusters)
 #   GPU-only        test/gpu/*.sql, when the service has a GPU
+#   bench           test/bench/ci-smoke.sh: the benchmark suite at scale tiny,
+#                   results must agree across configurations (its own cluster)
 #
 # Environment:
 #   PG_CONFIG             pg_config of the server to test (default: on PATH)
 #   GPUEXT_REQUIRE_GPU=1  fail unless the service has a usable GPU
 #   GPUEXT_TESTS="a b"    run only these pg_regress tests
-#   GPUEXT_SKIP="tap ..." skip suites: regress isolation pgtap tap gpu
+#   GPUEXT_SKIP="tap ..." skip suites: regress isolation pgtap tap gpu bench
 #   GPUEXT_TEST_ENGINE    cpu | auto: engine for the suites (default auto)
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -199,6 +201,16 @@ if [[ "$SKIP" != *" tap "* ]] && ls test/t/*.pl >/dev/null 2>&1; then
       done
     fi
   done
+fi
+
+if [[ "$SKIP" != *" bench "* ]]; then
+  note "bench smoke (test/bench/ci-smoke.sh)"
+  if BENCH_BUILD=0 PG_CONFIG="$PG_CONFIG" BENCH_SMOKE_OUT="$WORK/bench-out" \
+       bash test/bench/ci-smoke.sh >"$WORK/bench.log" 2>&1; then
+    pass 1; echo "   ok     bench smoke"
+  else
+    fail 1 "bench smoke"; echo "   FAILED bench smoke"; tail -n 60 "$WORK/bench.log"
+  fi
 fi
 
 if [ "$failed" != 0 ]; then
