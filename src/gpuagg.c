@@ -305,9 +305,13 @@ is_gpuext_path(Path *path)
 		strncmp(((CustomPath *) path)->methods->CustomName, "Gpu", 3) == 0;
 }
 
-/* The cheapest path PostgreSQL built for the grouped rows: the fallback. */
+/*
+ * The cheapest path PostgreSQL built for the grouped rows: the fallback.
+ * A parallel GpuAgg runs it inside a participant, so it must then be
+ * parallel-safe (no Gather of its own).
+ */
 static Path *
-cheapest_stock_path(RelOptInfo *rel)
+cheapest_stock_path(RelOptInfo *rel, bool parallel_safe)
 {
 	Path	   *best = NULL;
 	ListCell   *lc;
@@ -316,7 +320,8 @@ cheapest_stock_path(RelOptInfo *rel)
 	{
 		Path	   *p = lfirst(lc);
 
-		if (is_gpuext_path(p) || p->param_info != NULL)
+		if (is_gpuext_path(p) || p->param_info != NULL ||
+			(parallel_safe && !p->parallel_safe))
 			continue;
 		if (best == NULL || p->total_cost < best->total_cost)
 			best = p;
@@ -375,6 +380,7 @@ gpuagg_add_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo *input_r
 	double		ngroups;
 	uint32		entry_size;
 	Path	   *fallback;
+	Path	   *parallel_fallback;
 	CustomPath *cpath;
 	QualCost	having_cost;
 	List	   *device_quals;
@@ -449,7 +455,8 @@ gpuagg_add_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo *input_r
 		if (types[k] == 0)
 			return;
 
-	fallback = cheapest_stock_path(output_rel);
+	fallback = cheapest_stock_path(output_rel, false);
+	parallel_fallback = cheapest_stock_path(output_rel, true);
 	if (fallback == NULL)
 		return;
 
@@ -472,17 +479,23 @@ gpuagg_add_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo *input_r
 	cpath->path.pathkeys = NIL;
 	cpath->flags = 0;
 	cpath->custom_paths = list_make1(fallback);
+	/* (an Integer: a Float of integral value does not survive nodeToString) */
 	cpath->custom_private = list_make5(makeInteger(input_rel->relid), key_exprs, aggrefs, quals,
-									   makeFloat(psprintf("%.0f", ngroups)));
+									   makeInteger((int) Min(ngroups, (double) PG_INT32_MAX)));
 	cpath->custom_private = lappend(cpath->custom_private, having);
 	cpath->methods = &gpuagg_path_methods;
 	cost_gpuagg(cpath, input_rel, ngroups, list_length(exprs) * 3.0, entry_size, 0, gpu,
 				&having_cost);
-	add_path(output_rel, (Path *) cpath);
 
-	/* parallel workers feed one device table; the last one returns the groups */
-	if (gpu && input_rel->consider_parallel && output_rel->consider_parallel &&
-		fallback->parallel_safe && max_parallel_workers_per_gather > 0)
+	/*
+	 * Parallel workers feed one device table; the last one returns the
+	 * groups.  (Built before add_path, which may free a dominated path.
+	 * Without a GPU it is only planned when forced: the CPU engine cannot
+	 * share a table, so the stock plan then runs in the last participant.)
+	 */
+	if ((gpu || gpuext_force_offload) && input_rel->consider_parallel &&
+		output_rel->consider_parallel && parallel_fallback != NULL &&
+		max_parallel_workers_per_gather > 0)
 	{
 		int			workers = compute_parallel_worker(input_rel, input_rel->pages, -1,
 													  max_parallel_workers_per_gather);
@@ -493,6 +506,7 @@ gpuagg_add_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo *input_r
 			double		rows = ngroups;
 
 			memcpy(ppath, cpath, sizeof(CustomPath));
+			ppath->custom_paths = list_make1(parallel_fallback);
 			ppath->path.parallel_aware = true;
 			ppath->path.parallel_safe = true;
 			ppath->path.parallel_workers = workers;
@@ -502,6 +516,7 @@ gpuagg_add_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo *input_r
 															 output_rel->reltarget, NULL, &rows));
 		}
 	}
+	add_path(output_rel, (Path *) cpath);
 }
 
 /*
@@ -561,7 +576,7 @@ gpuagg_create_state(CustomScan *cscan)
 	gas->nkeys = intVal(linitial(cscan->custom_private));
 	gas->naggs = intVal(lsecond(cscan->custom_private));
 	nquals = intVal(lthird(cscan->custom_private));
-	gas->est_groups = (uint64) Max(1.0, floatVal(lfourth(cscan->custom_private)));
+	gas->est_groups = Max(1, intVal(lfourth(cscan->custom_private)));
 	foreach(lc, cscan->custom_scan_tlist)
 	{
 		Expr	   *e = lfirst_node(TargetEntry, lc)->expr;
