@@ -17,6 +17,8 @@
 #   GPUEXT_SKIP="tap ..." skip suites: regress isolation pgtap tap gpu bench
 #   GPUEXT_TEST_ENGINE    cpu | auto: engine for the suites (default auto)
 set -u
+# one locale everywhere, so collation-dependent output is the same on every machine
+export LANG=C.UTF-8 LC_ALL=C.UTF-8
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
 
@@ -83,7 +85,7 @@ cleanup() {
 trap cleanup EXIT
 
 note "starting a throwaway cluster on port $PORT as $RUNAS"
-as_user "'$BINDIR/initdb' -D '$PGDATA' -A trust -N >'$WORK/initdb.log' 2>&1" ||
+as_user "'$BINDIR/initdb' -D '$PGDATA' -A trust -N --locale=C.UTF-8 --encoding=UTF8 >'$WORK/initdb.log' 2>&1" ||
   { cat "$WORK/initdb.log"; echo "$passed passed, $((failed + 1)) failed"; exit 1; }
 cat >>"$PGDATA/postgresql.conf" <<EOF
 shared_preload_libraries = 'gpuext'
