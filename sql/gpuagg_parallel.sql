@@ -1,0 +1,72 @@
+--
+-- GpuAgg under parallel query settings.  On a GPU, parallel workers feed
+-- one device table and the last one returns the groups; the CPU engine
+-- has no parallel GpuAgg and the planner takes the serial one, whose
+-- fallback child may itself be a parallel plan.  Either way the results
+-- must be PostgreSQL's (which this file compares with a parallel stock
+-- plan), so only results are checked here, not plans.
+--
+\set VERBOSITY terse
+SET gpuext.regression_test_mode = on;
+SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0;
+SET min_parallel_table_scan_size = 0;
+SET max_parallel_workers_per_gather = 2;
+
+-- the stock plans compared with are parallel
+SET gpuext.enabled = off;
+EXPLAIN (COSTS OFF) SELECT g, count(*), sum(i4) FROM gx_agg GROUP BY g;
+RESET gpuext.enabled;
+
+-- few groups, many groups, no GROUP BY
+SELECT gx_agg_diff($$SELECT g, count(*) AS c, sum(i4) AS s, avg(n) AS a, min(d) AS m, sum(f8) AS f FROM gx_agg GROUP BY g$$, false);
+SELECT gx_agg_diff($$SELECT k, b, count(*) AS c, sum(i8) AS s, max(tz) AS m FROM gx_agg GROUP BY k, b$$, false);
+SELECT gx_agg_diff($$SELECT count(*) AS c, sum(i2) AS s, avg(f4) AS a, max(ts) AS m FROM gx_agg$$, false);
+SELECT gx_agg_diff($$SELECT id, count(*) AS c, sum(v) AS s FROM gx_agg_many GROUP BY id$$, false);
+SELECT gx_agg_diff($$SELECT t, count(*) AS c FROM gx_agg_many WHERE v < 50 GROUP BY t$$, false);
+SELECT gx_agg_diff($$SELECT s, count(*) AS c, sum(i4) AS a FROM gx_agg GROUP BY s$$, false);
+-- FILTER, HAVING, expressions, scan quals
+SELECT gx_agg_diff($$SELECT g, count(*) FILTER (WHERE b) AS c, sum(i4) FILTER (WHERE i2 > 0) AS s FROM gx_agg WHERE i8 > 0 GROUP BY g HAVING count(*) > 900$$, false);
+SELECT gx_agg_diff($$SELECT i4 % 7 AS m, sum(n2) / count(*) AS q FROM gx_agg WHERE d > '1990-01-01' GROUP BY 1$$, false);
+-- empty input
+SELECT gx_agg_diff($$SELECT count(*) AS c, sum(i4) AS s FROM gx_agg WHERE i4 > 1000000$$, false);
+SELECT gx_agg_diff($$SELECT g, count(*) AS c FROM gx_agg WHERE i4 > 1000000 GROUP BY g$$, false);
+SELECT gx_agg_diff($$SELECT count(*) AS c, sum(i4) AS s FROM gx_agg_empty$$, false);
+-- integer sums past 2^63, numeric scales
+SELECT gx_agg_diff($$SELECT g, sum(i8) AS s, avg(i8) AS a FROM gx_aggx GROUP BY g$$, false);
+SELECT gx_agg_diff($$SELECT g, sum(n)::text AS s, avg(n)::text AS a, sum(n10)::text AS s10 FROM gx_aggn GROUP BY g$$, false);
+-- values the device gives up on: PostgreSQL's plan (maybe a parallel one)
+SELECT gx_agg_diff($$SELECT g, count(*) AS c, sum(n) AS s FROM gx_aggn WHERE n38 * 1000 > 0 GROUP BY g$$, false);
+CREATE TABLE gx_agg_pnan (id int, g int, n numeric);
+INSERT INTO gx_agg_pnan SELECT x, x % 5, x * 0.5 FROM generate_series(1, 30000) x;
+UPDATE gx_agg_pnan SET n = 'NaN' WHERE id = 12345;
+ANALYZE gx_agg_pnan;
+SELECT gx_agg_diff($$SELECT g, count(*) AS c, sum(n) AS s, avg(n) AS a FROM gx_agg_pnan GROUP BY g$$, false);
+SELECT gx_agg_diff($$SELECT count(*) AS c, sum(n) AS s FROM gx_agg_pnan$$, false);
+SELECT gx_agg_diff($$SELECT id, count(*) AS c FROM gx_agg_pnan WHERE n > 0 OR n IS NULL GROUP BY id$$, false);
+SET gpuext.force_offload = on;
+SELECT g, count(*), sum(n), avg(n) FROM gx_agg_pnan GROUP BY g ORDER BY g;
+RESET gpuext.force_offload;
+SET gpuext.enabled = off;
+SELECT g, count(*), sum(n), avg(n) FROM gx_agg_pnan GROUP BY g ORDER BY g;
+RESET gpuext.enabled;
+DROP TABLE gx_agg_pnan;
+-- InitPlans and correlated subqueries
+SELECT gx_agg_diff($$SELECT g, count(*) AS c FROM gx_agg WHERE i2 < (SELECT 50) GROUP BY g$$, false);
+SELECT gx_agg_diff($$SELECT x.id, (SELECT sum(i4) FROM gx_agg a WHERE a.g = x.g) AS s FROM gx_aggx x WHERE x.id <= 5$$, false);
+-- many batches per participant
+SET gpuext.max_batch_pages = 4;
+SELECT gx_agg_diff($$SELECT g, count(*) AS c, sum(i8) AS s FROM gx_agg GROUP BY g$$, false);
+SELECT gx_agg_diff($$SELECT id % 5000 AS m, count(*) AS c, sum(v) AS s FROM gx_agg_many GROUP BY 1$$, false);
+RESET gpuext.max_batch_pages;
+-- the same query twice in one statement (two GpuAggs, maybe two
+-- parallel aggregations)
+SELECT gx_agg_diff($$SELECT (SELECT count(*) FROM gx_agg WHERE b) AS a, (SELECT sum(i4) FROM gx_agg WHERE NOT b) AS b$$, false);
+SET gpuext.force_offload = on;
+SELECT g, count(*), sum(i4), min(i2), max(d) FROM gx_agg GROUP BY g ORDER BY g;
+SELECT count(*), sum(c) FROM (SELECT id, count(*) AS c FROM gx_agg_many GROUP BY id) s;
+RESET gpuext.force_offload;
+SET gpuext.enabled = off;
+SELECT g, count(*), sum(i4), min(i2), max(d) FROM gx_agg GROUP BY g ORDER BY g;
+SELECT count(*), sum(c) FROM (SELECT id, count(*) AS c FROM gx_agg_many GROUP BY id) s;
+RESET gpuext.enabled;
