@@ -76,3 +76,45 @@ AS 'MODULE_PATHNAME', 'gpuext_debug_sleep'
 LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
 
 REVOKE ALL ON FUNCTION gpuext_debug_sleep(int, int, text) FROM PUBLIC;
+
+-- Calibrated cost-model parameters (gpuext_calibrate() writes them; every
+-- backend applies them as defaults of the gpuext.* settings)
+CREATE TABLE gpuext_calibration_values (
+    parameter   text PRIMARY KEY,
+    value       float8 NOT NULL,
+    unit        text NOT NULL,
+    measured_at timestamptz NOT NULL DEFAULT now()
+);
+SELECT pg_catalog.pg_extension_config_dump('gpuext_calibration_values', '');
+REVOKE ALL ON gpuext_calibration_values FROM PUBLIC;
+GRANT SELECT ON gpuext_calibration_values TO PUBLIC;
+
+-- Measure this machine (storage, link, device, CPU) and store the cost
+-- model's parameters; returns each with the value in force before.
+-- Superuser only.
+CREATE FUNCTION gpuext_calibrate(
+    OUT parameter text,
+    OUT measured float8,
+    OUT previous float8,
+    OUT unit text)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'gpuext_calibrate'
+LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+
+REVOKE ALL ON FUNCTION gpuext_calibrate() FROM PUBLIC;
+
+-- The cost-model parameters in force in this session, their calibrated
+-- values and their built-in defaults
+CREATE VIEW gpuext_calibration AS
+SELECT substr(s.name, 8) AS parameter,
+       s.setting::float8 AS value_in_force,
+       s.source,
+       c.value AS calibrated,
+       c.measured_at,
+       s.boot_val::float8 AS default_value,
+       s.short_desc AS description
+  FROM pg_catalog.pg_settings s
+  LEFT JOIN gpuext_calibration_values c ON c.parameter = substr(s.name, 8)
+ WHERE s.name LIKE 'gpuext.%' AND s.vartype = 'real';
+
+GRANT SELECT ON gpuext_calibration TO PUBLIC;

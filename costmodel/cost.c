@@ -35,6 +35,15 @@ double		gx_cpu_engine_row_ns = 4.0;
 double		gx_device_atomic_ns = 0.2;
 double		gx_link_write_gbps = 40.0;
 double		gx_host_group_us = 1.0;
+double		gx_kernel_launch_us = 5.0;
+double		gx_link_latency_us = 10.0;
+double		gx_link_copy_gbps = 50.0;
+double		gx_device_read_gbps = 3000.0;
+double		gx_device_gather_ns = 0.05;
+double		gx_storage_seq_read_us = 20.0;
+double		gx_storage_random_read_us = 100.0;
+double		gx_storage_seq_write_us = 40.0;
+double		gx_storage_random_write_us = 400.0;
 
 /* Define a real-valued cost parameter. */
 static void
@@ -78,6 +87,33 @@ gx_cost_define_gucs(void)
 	define_param("gpuext.host_group_us",
 				 "Microseconds of host work to finish one group of a GPU aggregation.",
 				 &gx_host_group_us, 1.0, 0, 1e6);
+	define_param("gpuext.kernel_launch_us",
+				 "Microseconds to launch a kernel and see it complete.",
+				 &gx_kernel_launch_us, 5.0, 0, 1e6);
+	define_param("gpuext.link_latency_us",
+				 "Microseconds of a small pinned copy to the device.",
+				 &gx_link_latency_us, 10.0, 0, 1e6);
+	define_param("gpuext.link_copy_gbps",
+				 "Rate in GB/s of pinned copies from host to device memory.",
+				 &gx_link_copy_gbps, 50.0, 0.001, 1e6);
+	define_param("gpuext.device_read_gbps",
+				 "Rate in GB/s of coalesced kernel reads of device memory.",
+				 &gx_device_read_gbps, 3000.0, 0.001, 1e7);
+	define_param("gpuext.device_gather_ns",
+				 "Nanoseconds of one random read of device memory, amortised over the device.",
+				 &gx_device_gather_ns, 0.05, 0, 1e6);
+	define_param("gpuext.storage_seq_read_us",
+				 "Microseconds to read a page sequentially from storage.",
+				 &gx_storage_seq_read_us, 20.0, 0, 1e7);
+	define_param("gpuext.storage_random_read_us",
+				 "Microseconds to read a page at random from storage.",
+				 &gx_storage_random_read_us, 100.0, 0, 1e7);
+	define_param("gpuext.storage_seq_write_us",
+				 "Microseconds to write a page sequentially to storage (durably).",
+				 &gx_storage_seq_write_us, 40.0, 0, 1e7);
+	define_param("gpuext.storage_random_write_us",
+				 "Microseconds to write a page at random to storage (durably).",
+				 &gx_storage_random_write_us, 400.0, 0, 1e7);
 	define_param("gpuext.cpu_engine_row_ns",
 				 "Nanoseconds of CPU engine work per row and device-program instruction.",
 				 &gx_cpu_engine_row_ns, 4.0, 0, 1e6);

@@ -27,8 +27,18 @@ extern double gx_cpu_engine_row_ns;		/* CPU engine work per row and instruction 
 extern double gx_device_atomic_ns;		/* device work per aggregated row (atomics) */
 extern double gx_link_write_gbps;		/* device to host copies */
 extern double gx_host_group_us;			/* host work to finish one group */
+extern double gx_kernel_launch_us;		/* launch and completion of a kernel */
+extern double gx_link_latency_us;		/* a small pinned copy */
+extern double gx_link_copy_gbps;		/* pinned copies to the device */
+extern double gx_device_read_gbps;		/* coalesced reads of device memory */
+extern double gx_device_gather_ns;		/* a random device read (amortised) */
+extern double gx_storage_seq_read_us;	/* a page read sequentially from storage */
+extern double gx_storage_random_read_us;
+extern double gx_storage_seq_write_us;	/* a page written (and synced) sequentially */
+extern double gx_storage_random_write_us;
 
 extern void gx_cost_define_gucs(void);
+extern void gx_cost_refresh(void);
 
 /* inputs of a scan's costing */
 typedef struct GxScanCostInput

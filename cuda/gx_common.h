@@ -71,6 +71,7 @@ typedef enum GxRequestKind
 	GX_REQ_AGG,					/* aggregate a batch into a task's table */
 	GX_REQ_TASK_FETCH,			/* copy a task's groups to the arena */
 	GX_REQ_TASK_DESTROY,		/* free a task */
+	GX_REQ_CALIBRATE,			/* measure the link and the device */
 	GX_REQ_KIND_MAX
 } GxRequestKind;
 

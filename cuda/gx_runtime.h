@@ -84,6 +84,26 @@ extern int	gxr_launch(int dev, const GxLaunch *launch, int *handle,
 extern int	gxr_poll(int dev, int handle, float *ms, int *sticky,
 					 char *err, int errlen);
 
+/* what gxr_calibrate measures */
+typedef struct GxCalibration
+{
+	double		launch_us;		/* launch and completion of an empty kernel */
+	double		copy_latency_us;	/* a 4 kB pinned copy to the device */
+	double		h2d_gbps;		/* pinned copies to the device */
+	double		d2h_gbps;		/* pinned copies to the host */
+	double		zero_copy_gbps; /* kernels reading registered host memory */
+	double		hbm_gbps;		/* kernels reading device memory, coalesced */
+	double		gather_mps;		/* random 8-byte device reads, millions/s */
+	double		atomic_mps;		/* random 8-byte atomic adds, millions/s */
+} GxCalibration;
+
+/*
+ * Measure the link and the device, synchronously, using 'host' (registered
+ * host memory of host_bytes) for the host side.
+ */
+extern int	gxr_calibrate(int dev, void *host, size_t host_bytes, GxCalibration *out,
+						  char *err, int errlen);
+
 /* Destroy and recreate the device context after a sticky error. */
 extern int	gxr_reset(int dev, char *err, int errlen);
 

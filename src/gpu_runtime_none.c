@@ -79,6 +79,13 @@ gxr_poll(int dev, int handle, float *ms, int *sticky, char *err, int errlen)
 }
 
 int
+gxr_calibrate(int dev, void *host, size_t host_bytes, GxCalibration *out, char *err, int errlen)
+{
+	strlcpy(err, NO_CUDA_MSG, errlen);
+	return -1;
+}
+
+int
 gxr_reset(int dev, char *err, int errlen)
 {
 	strlcpy(err, NO_CUDA_MSG, errlen);

@@ -391,6 +391,7 @@ gpuagg_add_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo *input_r
 
 	if (stage != UPPERREL_GROUP_AGG || !gpuext_enabled || !gpuext_enable_gpuagg)
 		return;
+	gx_cost_refresh();
 	if (input_rel->reloptkind != RELOPT_BASEREL || parse->groupingSets || gd == NULL ||
 		gd->patype != PARTITIONWISE_AGGREGATE_NONE)
 		return;
@@ -400,7 +401,9 @@ gpuagg_add_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo *input_r
 	if (rte->rtekind != RTE_RELATION || rte->inh || rte->tablesample ||
 		(rte->relkind != RELKIND_RELATION && rte->relkind != RELKIND_MATVIEW))
 		return;
-	gpu = gpuext_device_mode != GPUEXT_DEVICE_CPU && gx_service_has_gpu(&why);
+	/* gpuext.device = gpu plans for the GPU even while none is up */
+	gpu = gpuext_device_mode == GPUEXT_DEVICE_GPU ||
+		(gpuext_device_mode == GPUEXT_DEVICE_AUTO && gx_service_has_gpu(&why));
 	if (!gpu && !gpuext_force_offload)
 		return;
 

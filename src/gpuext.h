@@ -135,6 +135,7 @@ typedef struct GxShared
 	pg_atomic_uint64 bytes_returned;
 	pg_atomic_uint64 device_time_us;
 	pg_atomic_uint64 service_restarts;
+	pg_atomic_uint32 calibration_generation;	/* bumped by gpuext_calibrate() */
 
 	/* submission queue: ring of slot indexes */
 	slock_t		queue_lock;

@@ -290,10 +290,13 @@ gpuscan_add_paths(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTblEntry *
 
 	if (!gpuext_enabled || !gpuext_enable_gpuscan || !relation_is_scannable(rel, rte))
 		return;
+	gx_cost_refresh();
 	if (IS_DUMMY_REL(rel))
 		return;
 	/* without a GPU the CPU engine is only worth it when forced */
-	gpu = gpuext_device_mode != GPUEXT_DEVICE_CPU && gx_service_has_gpu(&why);
+	/* gpuext.device = gpu plans for the GPU even while none is up */
+	gpu = gpuext_device_mode == GPUEXT_DEVICE_GPU ||
+		(gpuext_device_mode == GPUEXT_DEVICE_AUTO && gx_service_has_gpu(&why));
 	if (!gpu && !gpuext_force_offload)
 		return;
 	if (!gx_split_scan_quals(root, rel, rte, rel->baserestrictinfo, &device_quals, &host_quals))
@@ -644,7 +647,9 @@ gpuscan_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 		if (!gpuext_regression_test_mode)
 		{
 			const char *why;
-			bool		gpu = gpuext_device_mode != GPUEXT_DEVICE_CPU && gx_service_has_gpu(&why);
+			bool		/* gpuext.device = gpu plans for the GPU even while none is up */
+	gpu = gpuext_device_mode == GPUEXT_DEVICE_GPU ||
+		(gpuext_device_mode == GPUEXT_DEVICE_AUTO && gx_service_has_gpu(&why));
 
 			ExplainPropertyText("Engine", gpu ? "GPU" : "CPU engine", es);
 		}

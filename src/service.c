@@ -397,6 +397,22 @@ start_request(uint32 slot_index)
 	b->kernel_error = GX_KERR_NONE;
 
 	dev = pick_device();
+	if (s->kind == GX_REQ_CALIBRATE)
+	{
+		/* synchronous: the service waits for it (about a second) */
+		GxCalibration *cal = (GxCalibration *) gx_batch_out(b);
+		char	   *buf = (char *) b + TYPEALIGN(4096, b->out_offset + sizeof(GxCalibration));
+		size_t		bytes = s->arena_len - (buf - (char *) b);
+
+		if (b->out_len < sizeof(GxCalibration) || bytes < 16 * 1024 * 1024 ||
+			gxr_calibrate(dev, buf, bytes & ~(size_t) 4095, cal, err, sizeof(err)) != 0)
+			finish_request(slot_index, GX_ERR_DEVICE,
+						   b->out_len < sizeof(GxCalibration) || bytes < 16 * 1024 * 1024 ?
+						   "calibration buffer too small" : err, 0);
+		else
+			finish_request(slot_index, GX_OK, NULL, 0);
+		return;
+	}
 	if (start_task_request(slot_index, s, b, &task, &dev))
 		return;
 	f = &inflight[ninflight];

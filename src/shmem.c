@@ -115,6 +115,7 @@ gx_shmem_startup(void)
 		pg_atomic_init_u64(&gx_shared->bytes_returned, 0);
 		pg_atomic_init_u64(&gx_shared->device_time_us, 0);
 		pg_atomic_init_u64(&gx_shared->service_restarts, 0);
+		pg_atomic_init_u32(&gx_shared->calibration_generation, 1);
 		gx_shared->arena_size = gx_arena_bytes();
 		gx_shared->arena_units = gx_arena_bytes() / GX_ARENA_UNIT;
 		gx_shared->arena_lock = &(GetNamedLWLockTranche("gpuext"))->lock;

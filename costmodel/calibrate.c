@@ -1,0 +1,487 @@
+/*-------------------------------------------------------------------------
+ * calibrate.c
+ *		gpuext_calibrate(): measure this machine and store the cost model's
+ *		parameters; and the loading of stored parameters by every backend.
+ *
+ * What is measured, and how:
+ *	- storage: sequential and random page reads and writes of a temporary
+ *	  file on the data directory's file system (writes synced, the file
+ *	  evicted from the page cache before reads), kept separate as in
+ *	  Bausch et al.: writes to flash cost more than reads;
+ *	- the link and the device: a calibration request run by the GPU
+ *	  service (cuda/calibrate.cu) and empty requests timed end to end;
+ *	- the CPU: pinning and describing heap pages, the CPU engine's rate,
+ *	  and the microseconds of one planner cost unit (a stock sequential
+ *	  scan timed against its estimated cost).
+ * Results go to the table gpuext_calibration_values.  A backend applies
+ * stored values as database-level defaults of the gpuext.* GUCs the next
+ * time it plans a query (a session's own SET still wins), so no restart
+ * is needed.
+ *
+ * IDENTIFICATION
+ *		costmodel/calibrate.c
+ *-------------------------------------------------------------------------
+ */
+#include "gpuext.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "access/genam.h"
+#include "access/htup_details.h"
+#include "access/table.h"
+#include "access/xact.h"
+#include "catalog/namespace.h"
+#include "catalog/indexing.h"
+#include "catalog/pg_extension.h"
+#include "commands/extension.h"
+#include "executor/spi.h"
+#include "fmgr.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "portability/instr_time.h"
+#include "storage/bufmgr.h"
+#include "storage/fd.h"
+#include "utils/builtins.h"
+#include "utils/fmgroids.h"
+#include "utils/guc.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
+#include "utils/snapmgr.h"
+#include "utils/regproc.h"
+
+#include "cost.h"
+
+PG_FUNCTION_INFO_V1(gpuext_calibrate);
+
+#define SCRATCH_ROWS	400000
+#define STORAGE_FILE_MB 16
+
+/* calibration generation this backend has applied */
+static uint32 applied_generation = 0;
+static bool applying = false;
+
+typedef struct Measured
+{
+	const char *name;			/* GUC, without the gpuext. prefix */
+	double		value;
+	const char *unit;
+} Measured;
+
+static double
+elapsed_us(instr_time start)
+{
+	instr_time	now;
+
+	INSTR_TIME_SET_CURRENT(now);
+	INSTR_TIME_SUBTRACT(now, start);
+	return INSTR_TIME_GET_MICROSEC(now);
+}
+
+/* The schema of the extension, quoted, or NULL when not installed here. */
+static char *
+extension_schema(void)
+{
+	Oid			ext = get_extension_oid("gpuext", true);
+	Relation	rel;
+	SysScanDesc scan;
+	ScanKeyData key;
+	HeapTuple	tup;
+	Oid			nsp = InvalidOid;
+
+	if (!OidIsValid(ext))
+		return NULL;
+	rel = table_open(ExtensionRelationId, AccessShareLock);
+	ScanKeyInit(&key, Anum_pg_extension_oid, BTEqualStrategyNumber, F_OIDEQ,
+				ObjectIdGetDatum(ext));
+	scan = systable_beginscan(rel, ExtensionOidIndexId, true, NULL, 1, &key);
+	tup = systable_getnext(scan);
+	if (HeapTupleIsValid(tup))
+		nsp = ((Form_pg_extension) GETSTRUCT(tup))->extnamespace;
+	systable_endscan(scan);
+	table_close(rel, AccessShareLock);
+	if (!OidIsValid(nsp))
+		return NULL;
+	return pstrdup(quote_identifier(get_namespace_name(nsp)));
+}
+
+/*
+ * Apply stored calibration values, once per calibration: called by the
+ * planner hooks.  Values become database-level defaults of the GUCs.
+ */
+void
+gx_cost_refresh(void)
+{
+	uint32		gen;
+	char	   *schema;
+
+	if (!gpuext_preloaded || gx_shared == NULL || applying || !IsTransactionState())
+		return;
+	gen = pg_atomic_read_u32(&gx_shared->calibration_generation);
+	if (gen == applied_generation)
+		return;
+	schema = extension_schema();
+	if (schema == NULL)
+		return;
+	applying = true;
+	applied_generation = gen;
+	PG_TRY();
+	{
+		if (SPI_connect() == SPI_OK_CONNECT)
+		{
+			char	   *q = psprintf("SELECT parameter, value FROM %s.gpuext_calibration_values",
+									 schema);
+
+			if (SPI_execute(q, true, 0) == SPI_OK_SELECT)
+			{
+				for (uint64 i = 0; i < SPI_processed; i++)
+				{
+					HeapTuple	tup = SPI_tuptable->vals[i];
+					TupleDesc	desc = SPI_tuptable->tupdesc;
+					char	   *name = SPI_getvalue(tup, desc, 1);
+					char	   *value = SPI_getvalue(tup, desc, 2);
+
+					(void) set_config_option(psprintf("gpuext.%s", name), value,
+											 PGC_USERSET, PGC_S_DATABASE,
+											 GUC_ACTION_SET, true, WARNING, false);
+				}
+			}
+			SPI_finish();
+		}
+	}
+	PG_FINALLY();
+	{
+		applying = false;
+	}
+	PG_END_TRY();
+}
+
+/* Storage: sequential and random page reads and writes of a temp file. */
+static void
+measure_storage(Measured *m, int *n)
+{
+	char		path[MAXPGPATH];
+	int			fd;
+	int			npages = STORAGE_FILE_MB * 1024 * 1024 / BLCKSZ;
+	char	   *page = palloc(BLCKSZ);
+	instr_time	t;
+	double		us;
+
+	snprintf(path, sizeof(path), "base/pgsql_tmp/gpuext_calibrate.%d", MyProcPid);
+	(void) MakePGDirectory("base/pgsql_tmp");
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC | PG_BINARY, S_IRUSR | S_IWUSR);
+	if (fd < 0)
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("could not create calibration file \"%s\": %m", path)));
+	PG_TRY();
+	{
+		for (int i = 0; i < BLCKSZ; i++)
+			page[i] = (char) (i * 131 + 7);
+
+		/* sequential writes, synced */
+		INSTR_TIME_SET_CURRENT(t);
+		for (int p = 0; p < npages; p++)
+			if (write(fd, page, BLCKSZ) != BLCKSZ)
+				ereport(ERROR, (errcode_for_file_access(), errmsg("could not write \"%s\": %m", path)));
+		if (fsync(fd) != 0)
+			ereport(ERROR, (errcode_for_file_access(), errmsg("could not fsync \"%s\": %m", path)));
+		us = elapsed_us(t);
+		m[(*n)++] = (Measured) {"storage_seq_write_us", us / npages, "us"};
+
+		/* sequential reads, from storage rather than the page cache */
+		(void) posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+		INSTR_TIME_SET_CURRENT(t);
+		for (int p = 0; p < npages; p++)
+			if (pread(fd, page, BLCKSZ, (off_t) p * BLCKSZ) != BLCKSZ)
+				ereport(ERROR, (errcode_for_file_access(), errmsg("could not read \"%s\": %m", path)));
+		us = elapsed_us(t);
+		m[(*n)++] = (Measured) {"storage_seq_read_us", us / npages, "us"};
+
+		/* random reads */
+		(void) posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+		INSTR_TIME_SET_CURRENT(t);
+		for (int i = 0; i < 256; i++)
+		{
+			off_t		p = ((uint64) i * 2654435761u) % npages;
+
+			if (pread(fd, page, BLCKSZ, p * BLCKSZ) != BLCKSZ)
+				ereport(ERROR, (errcode_for_file_access(), errmsg("could not read \"%s\": %m", path)));
+		}
+		us = elapsed_us(t);
+		m[(*n)++] = (Measured) {"storage_random_read_us", us / 256, "us"};
+
+		/* random writes, each made durable */
+		INSTR_TIME_SET_CURRENT(t);
+		for (int i = 0; i < 64; i++)
+		{
+			off_t		p = ((uint64) i * 40503u + 17) % npages;
+
+			if (pwrite(fd, page, BLCKSZ, p * BLCKSZ) != BLCKSZ || fdatasync(fd) != 0)
+				ereport(ERROR, (errcode_for_file_access(), errmsg("could not write \"%s\": %m", path)));
+		}
+		us = elapsed_us(t);
+		m[(*n)++] = (Measured) {"storage_random_write_us", us / 64, "us"};
+	}
+	PG_FINALLY();
+	{
+		close(fd);
+		unlink(path);
+	}
+	PG_END_TRY();
+}
+
+/* Set a GUC until the function's GUC nest level is popped. */
+static void
+set_local(const char *name, const char *value)
+{
+	(void) set_config_option(name, value, PGC_USERSET, PGC_S_SESSION,
+							 GUC_ACTION_SAVE, true, 0, false);
+}
+
+/* Run a statement through SPI, failing loudly. */
+static void
+spi_exec(const char *sql, int expected)
+{
+	int			rc = SPI_execute(sql, false, 0);
+
+	if (rc != expected)
+		elog(ERROR, "gpuext calibration: \"%s\" failed (%d)", sql, rc);
+}
+
+/* Microseconds of the best of n runs of a query. */
+static double
+time_query(const char *sql, int n)
+{
+	double		best = 1e30;
+
+	for (int i = 0; i < n; i++)
+	{
+		instr_time	t;
+		double		us;
+
+		INSTR_TIME_SET_CURRENT(t);
+		spi_exec(sql, SPI_OK_SELECT);
+		us = elapsed_us(t);
+		best = Min(best, us);
+	}
+	return best;
+}
+
+/* The planner's total cost of a query (EXPLAIN in JSON). */
+static double
+planned_cost(const char *sql)
+{
+	char	   *json;
+	char	   *p;
+
+	spi_exec(psprintf("EXPLAIN (FORMAT JSON) %s", sql), SPI_OK_UTILITY);
+	json = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
+	p = strstr(json, "\"Total Cost\": ");
+	if (p == NULL)
+		elog(ERROR, "gpuext calibration: no cost in EXPLAIN output");
+	return strtod(p + strlen("\"Total Cost\": "), NULL);
+}
+
+/* Host cost of pinning and describing a page, over the scratch table. */
+static double
+measure_host_page(Oid relid)
+{
+	Relation	rel = table_open(relid, AccessShareLock);
+	uint32		max = 1024;
+	GxPageRef  *refs = palloc(sizeof(GxPageRef) * max);
+	Buffer	   *bufs = palloc(sizeof(Buffer) * max);
+	double		best = 1e30;
+
+	for (int r = 0; r < 5; r++)
+	{
+		/* a snapshot that sees the rows just written (not all-visible yet) */
+		GxPageSource *src = gx_pages_begin(rel, GetLatestSnapshot(), NULL);
+		uint64		pages = 0;
+		uint32		n;
+		instr_time	t;
+
+		INSTR_TIME_SET_CURRENT(t);
+		while ((n = gx_pages_fill(src, refs, bufs, max)) > 0)
+		{
+			pages += n;
+			gx_pages_release(bufs, n);
+		}
+		if (pages > 0)
+			best = Min(best, elapsed_us(t) / pages);
+		gx_pages_end(src);
+	}
+	table_close(rel, AccessShareLock);
+	return best;
+}
+
+/* The link and the device, through the service. */
+static bool
+measure_device(Measured *m, int *n)
+{
+	GxRequest  *req;
+	GxCalibration cal;
+	const char *why;
+	int			status;
+	Size		bytes = Min((Size) 64 * 1024 * 1024, (Size) gx_shared->arena_size / 2);
+	double		roundtrip = 0;
+
+	if (!gx_service_has_gpu(&why))
+		return false;
+	for (int i = 0; i < 200; i++)
+	{
+		instr_time	t;
+		GxRequest  *noop = gx_request_create(sizeof(GxBatch));
+
+		if (noop == NULL)
+			return false;
+		memset(noop->batch, 0, sizeof(GxBatch));
+		noop->batch->pages_offset = noop->batch->program_offset = noop->batch->out_offset = sizeof(GxBatch);
+		INSTR_TIME_SET_CURRENT(t);
+		gx_request_submit(noop, GX_REQ_NOOP);
+		(void) gx_request_wait(noop);
+		roundtrip += elapsed_us(t);
+		gx_request_destroy(noop);
+	}
+	roundtrip /= 200;
+
+	req = gx_request_create(bytes);
+	if (req == NULL)
+		return false;
+	memset(req->batch, 0, sizeof(GxBatch));
+	req->batch->pages_offset = req->batch->program_offset = sizeof(GxBatch);
+	req->batch->out_offset = TYPEALIGN(16, sizeof(GxBatch));
+	req->batch->out_len = sizeof(GxCalibration);
+	gx_request_submit(req, GX_REQ_CALIBRATE);
+	status = gx_request_wait(req);
+	if (status != GX_OK)
+	{
+		char		msg[GX_ERRLEN];
+
+		strlcpy(msg, req->errmsg, sizeof(msg));
+		gx_request_destroy(req);
+		gx_report_failure(status, msg);
+	}
+	memcpy(&cal, (char *) req->batch + req->batch->out_offset, sizeof(cal));
+	gx_request_destroy(req);
+
+	m[(*n)++] = (Measured) {"kernel_launch_us", cal.launch_us, "us"};
+	m[(*n)++] = (Measured) {"link_latency_us", cal.copy_latency_us, "us"};
+	m[(*n)++] = (Measured) {"link_copy_gbps", cal.h2d_gbps, "GB/s"};
+	m[(*n)++] = (Measured) {"link_write_gbps", cal.d2h_gbps, "GB/s"};
+	m[(*n)++] = (Measured) {"link_read_gbps", cal.zero_copy_gbps, "GB/s"};
+	m[(*n)++] = (Measured) {"device_read_gbps", cal.hbm_gbps, "GB/s"};
+	m[(*n)++] = (Measured) {"device_gather_ns", 1000.0 / Max(cal.gather_mps, 1e-9), "ns"};
+	m[(*n)++] = (Measured) {"device_atomic_ns", 1000.0 / Max(cal.atomic_mps, 1e-9), "ns"};
+	m[(*n)++] = (Measured) {"gpu_batch_us", roundtrip + cal.launch_us, "us"};
+	m[(*n)++] = (Measured) {"gpu_setup_us", 2 * roundtrip + cal.launch_us + 2 * cal.copy_latency_us, "us"};
+	return true;
+}
+
+/*
+ * gpuext_calibrate(): measure, store, and return each parameter with the
+ * value in force before.  Superuser only: it writes files and settings.
+ */
+Datum
+gpuext_calibrate(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	Measured	m[32];
+	int			n = 0;
+	char	   *schema;
+	char	   *scratch;
+	Oid			scratch_oid;
+	const char *scan_sql;
+	int			guc_level;
+
+	if (!superuser())
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("must be superuser to calibrate gpuext")));
+	if (!gpuext_preloaded || gx_shared == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("gpuext must be loaded via shared_preload_libraries"),
+				 errhint("Add gpuext to shared_preload_libraries in postgresql.conf and restart the server.")));
+	schema = extension_schema();
+	if (schema == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("extension \"gpuext\" is not installed in this database")));
+	InitMaterializedSRF(fcinfo, 0);
+
+	measure_storage(m, &n);
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "gpuext calibration: SPI_connect failed");
+	/* a scratch table in shared buffers, for the CPU-side figures */
+	scratch = psprintf("%s.gpuext_calibration_scratch", schema);
+	spi_exec(psprintf("CREATE UNLOGGED TABLE IF NOT EXISTS %s (id int, v int)", scratch),
+			 SPI_OK_UTILITY);
+	spi_exec(psprintf("TRUNCATE %s", scratch), SPI_OK_UTILITY);
+	spi_exec(psprintf("INSERT INTO %s SELECT g, g %% 1000 FROM generate_series(1, %d) g",
+					  scratch, SCRATCH_ROWS), SPI_OK_INSERT);
+	spi_exec(psprintf("ANALYZE %s", scratch), SPI_OK_UTILITY);
+	scratch_oid = RangeVarGetRelid(makeRangeVarFromNameList(stringToQualifiedNameList(scratch)),
+								   AccessShareLock, false);
+
+	/* settings changed from here on are restored when the function returns */
+	guc_level = NewGUCNestLevel();
+
+	/* one planner cost unit, from a stock serial scan */
+	set_local("gpuext.enabled", "off");
+	set_local("max_parallel_workers_per_gather", "0");
+	scan_sql = psprintf("SELECT count(*) FROM %s WHERE v >= 0", scratch);
+	(void) time_query(scan_sql, 1);		/* warm the buffers */
+	m[n++] = (Measured) {"cost_unit_us", time_query(scan_sql, 5) / planned_cost(scan_sql), "us"};
+	m[n++] = (Measured) {"host_page_us", measure_host_page(scratch_oid), "us"};
+
+	/* the CPU engine's rate per row and instruction (about 4 per row here) */
+	set_local("gpuext.enabled", "on");
+	set_local("gpuext.enable_gpuagg", "off");
+	set_local("gpuext.force_offload", "on");
+	set_local("gpuext.device", "cpu");
+	{
+		double		us = time_query(psprintf("SELECT count(*) FROM %s WHERE v < 0", scratch), 3);
+		Relation	rel = table_open(scratch_oid, AccessShareLock);
+		double		pages_us = m[n - 1].value * RelationGetNumberOfBlocks(rel);
+
+		table_close(rel, AccessShareLock);
+
+		m[n++] = (Measured) {"cpu_engine_row_ns",
+			Max(us - pages_us, 0) * 1000.0 / SCRATCH_ROWS / 4, "ns"};
+	}
+	AtEOXact_GUC(true, guc_level);
+
+	(void) measure_device(m, &n);
+
+	/* store, and report each value next to the one in force before */
+	for (int i = 0; i < n; i++)
+	{
+		char	   *guc = psprintf("gpuext.%s", m[i].name);
+		const char *before = GetConfigOption(guc, true, false);
+		Datum		values[4];
+		bool		nulls[4] = {0};
+
+		spi_exec(psprintf("INSERT INTO %s.gpuext_calibration_values AS c VALUES (%s, %.6g, %s, now()) "
+						  "ON CONFLICT (parameter) DO UPDATE SET value = excluded.value, "
+						  "unit = excluded.unit, measured_at = excluded.measured_at",
+						  schema, quote_literal_cstr(m[i].name), m[i].value,
+						  quote_literal_cstr(m[i].unit)),
+				 SPI_OK_INSERT);
+		values[0] = CStringGetTextDatum(m[i].name);
+		values[1] = Float8GetDatum(m[i].value);
+		if (before)
+			values[2] = Float8GetDatum(strtod(before, NULL));
+		else
+			nulls[2] = true;
+		values[3] = CStringGetTextDatum(m[i].unit);
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+	spi_exec(psprintf("DROP TABLE %s", scratch), SPI_OK_UTILITY);
+	SPI_finish();
+
+	/* every backend applies the new values before it plans again */
+	pg_atomic_fetch_add_u32(&gx_shared->calibration_generation, 1);
+	return (Datum) 0;
+}
