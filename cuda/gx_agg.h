@@ -71,7 +71,8 @@ typedef struct GxAggFunc
 	uint16_t	offset;			/* accumulator offset in the entry */
 	int16_t		scale;			/* GX_AGG_SUM_NUMERIC: fixed scale */
 	uint16_t	filter_reg;		/* FILTER (WHERE ...) result, or GX_NO_REG */
-	uint16_t	pad;
+	uint8_t		neg_zero_init;	/* GX_AGG_SUM_FLOAT: start at -0.0 */
+	uint8_t		pad;
 } GxAggFunc;
 
 /* the aggregation a batch performs, after its program has run */
@@ -114,6 +115,17 @@ gx_agg_entry(GxAggTable *t, const GxAggSpec *spec, uint64_t i)
 #define GX_ACC_LO(p)		((uint64_t *) ((p) + 8))
 #define GX_ACC_HI(p)		((uint64_t *) ((p) + 16))
 #define GX_ACC_SCALE(p)		((int32_t *) ((p) + 24))
+#define GX_ACC_ABSSUM(p)	((double *) ((p) + 32))	/* SUM_NUMERIC: sum of |v| */
+#define GX_ACC_MAXABS(p)	((uint64_t *) ((p) + 16))	/* SUM_FLOAT: bits of max |v| */
+
+/*
+ * Sums that the device cannot vouch for: an int128 numeric sum whose
+ * magnitude could have passed 2^127 (the sum of |v| is a bound), and a
+ * float sum with an input so large that PostgreSQL's accumulation (which
+ * squares its inputs for avg) could overflow and raise an error.
+ */
+#define GX_NUMERIC_SUM_LIMIT	1.0e37
+#define GX_FLOAT_INPUT_LIMIT	1.0e154
 
 GX_FUNC uint32_t
 gx_agg_acc_size(int kind)
@@ -126,8 +138,11 @@ gx_agg_acc_size(int kind)
 		case GX_AGG_SUM_INT:
 			return 32;			/* n, lo, hi, pad */
 		case GX_AGG_SUM_NUMERIC:
+			return 48;			/* n, lo, hi, max scale, sum of |v| */
 		case GX_AGG_KEY_SCALE:
 			return 32;			/* n, lo, hi, max scale */
+		case GX_AGG_SUM_FLOAT:
+			return 32;			/* n, sum, max |v| */
 		default:
 			return 16;			/* n, value */
 	}
@@ -158,6 +173,7 @@ gx_agg_key_width(int type)
 #define GX_MIN_I64(p, v)	atomicMin((long long *) (p), (long long) (v))
 #define GX_MAX_I64(p, v)	atomicMax((long long *) (p), (long long) (v))
 #define GX_MAX_I32(p, v)	atomicMax((int *) (p), (int) (v))
+#define GX_MAX_U64(p, v)	atomicMax((unsigned long long *) (p), (unsigned long long) (v))
 #define GX_CAS_U32(p, o, n) atomicCAS((unsigned int *) (p), (unsigned int) (o), (unsigned int) (n))
 #define GX_CAS_U64(p, o, n) atomicCAS((unsigned long long *) (p), (unsigned long long) (o), (unsigned long long) (n))
 #define GX_FENCE()			__threadfence()
@@ -193,6 +209,7 @@ gx_plain_cas_u64(uint64_t *p, uint64_t o, uint64_t n)
 #define GX_MIN_I64(p, v)	do { if ((int64_t) (v) < *(int64_t *) (p)) *(int64_t *) (p) = (v); } while (0)
 #define GX_MAX_I64(p, v)	do { if ((int64_t) (v) > *(int64_t *) (p)) *(int64_t *) (p) = (v); } while (0)
 #define GX_MAX_I32(p, v)	do { if ((int32_t) (v) > *(int32_t *) (p)) *(int32_t *) (p) = (v); } while (0)
+#define GX_MAX_U64(p, v)	do { if ((uint64_t) (v) > *(uint64_t *) (p)) *(uint64_t *) (p) = (v); } while (0)
 #define GX_CAS_U32(p, o, n) gx_plain_cas_u32((uint32_t *) (p), (o), (n))
 #define GX_CAS_U64(p, o, n) gx_plain_cas_u64((uint64_t *) (p), (o), (n))
 #define GX_FENCE()			((void) 0)
@@ -323,9 +340,13 @@ gx_agg_init_entry(const GxAggSpec *spec, unsigned char *entry)
 				*GX_ACC_LO(acc) = 0;
 				*GX_ACC_HI(acc) = 0;
 				*GX_ACC_SCALE(acc) = 0;
+				if (f->kind == GX_AGG_SUM_NUMERIC)
+					*GX_ACC_ABSSUM(acc) = 0.0;
 				break;
 			case GX_AGG_SUM_FLOAT:
-				*GX_ACC_F64(acc) = 0.0;
+				/* sum() starts from its first input (so -0 stays -0), avg() from +0 */
+				*GX_ACC_F64(acc) = f->neg_zero_init ? -0.0 : 0.0;
+				*GX_ACC_MAXABS(acc) = 0;
 				break;
 			case GX_AGG_MIN_INT:
 				*GX_ACC_I64(acc) = GX_INT64_MAX;
@@ -492,10 +513,17 @@ gx_agg_accumulate(const GxAggSpec *spec, unsigned char *entry, const GxDatum *re
 						return -1;
 					gx_acc_add_i128(acc, v);
 					GX_MAX_I32(GX_ACC_SCALE(acc), r->scale);
+					GX_ADD_F64(GX_ACC_ABSSUM(acc), v < 0 ? -(double) v : (double) v);
 					break;
 				}
 			case GX_AGG_SUM_FLOAT:
 				GX_ADD_F64(GX_ACC_F64(acc), r->v.f);
+				if (!gx_isnan(r->v.f) && !gx_isinf(r->v.f))
+				{
+					double		a = r->v.f < 0 ? -r->v.f : r->v.f;
+
+					GX_MAX_U64(GX_ACC_MAXABS(acc), *(const uint64_t *) &a);
+				}
 				break;
 			case GX_AGG_MIN_INT:
 				GX_MIN_I64(GX_ACC_I64(acc), r->v.i);
@@ -546,11 +574,15 @@ gx_agg_merge(const GxAggSpec *spec, unsigned char *dst, const unsigned char *src
 
 					gx_acc_add_i128(d, (__int128) v);
 					if (f->kind == GX_AGG_SUM_NUMERIC)
+					{
 						GX_MAX_I32(GX_ACC_SCALE(d), *(const int32_t *) (s + 24));
+						GX_ADD_F64(GX_ACC_ABSSUM(d), *(const double *) (s + 32));
+					}
 					break;
 				}
 			case GX_AGG_SUM_FLOAT:
 				GX_ADD_F64(GX_ACC_F64(d), *(const double *) (s + 8));
+				GX_MAX_U64(GX_ACC_MAXABS(d), *(const uint64_t *) (s + 16));
 				break;
 			case GX_AGG_MIN_INT:
 				GX_MIN_I64(GX_ACC_I64(d), *(const int64_t *) (s + 8));

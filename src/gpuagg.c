@@ -31,6 +31,7 @@
 #include "access/tableam.h"
 #include "catalog/pg_aggregate.h"
 #include "catalog/pg_class.h"
+#include "catalog/pg_collation.h"
 #include "catalog/pg_type.h"
 #include "commands/explain.h"
 #include "executor/executor.h"
@@ -163,6 +164,7 @@ typedef struct GpuAggState
 	GxPipeline	pipe;
 	bool		pipe_started;
 	MemoryContext program_cxt;	/* program, spec and their arrays */
+	MemoryContext run_cxt;		/* fetched groups of the current run */
 	bool		prepared;		/* program built for the current Params */
 	uint32		task_id;		/* GPU task, or CPU engine table id */
 	bool		task_is_cpu;
@@ -429,18 +431,28 @@ gpuagg_add_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo *input_r
 	else
 		having = make_ands_implicit((Expr *) gd->havingQual);
 	tlist_exprs = list_concat(list_copy(output_rel->reltarget->exprs), having);
-	foreach(lc, pull_var_clause((Node *) tlist_exprs,
-								PVC_INCLUDE_AGGREGATES | PVC_RECURSE_PLACEHOLDERS |
-								PVC_RECURSE_WINDOWFUNCS))
+	foreach(lc, tlist_exprs)
 	{
-		Node	   *n = lfirst(lc);
+		Node	   *e = lfirst(lc);
+		ListCell   *lc2;
 
-		if (IsA(n, Aggref))
+		/* an output equal to a group key comes from the key itself */
+		if (list_member(key_exprs, e))
+			continue;
+		foreach(lc2, pull_var_clause(e, PVC_INCLUDE_AGGREGATES | PVC_RECURSE_PLACEHOLDERS |
+									 PVC_RECURSE_WINDOWFUNCS))
 		{
-			if (!aggref_supported((Aggref *) n))
-				return;
-			if (!list_member(aggrefs, n))
-				aggrefs = lappend(aggrefs, n);
+			Node	   *n = lfirst(lc2);
+
+			if (IsA(n, Aggref))
+			{
+				if (!aggref_supported((Aggref *) n))
+					return;
+				if (!list_member(aggrefs, n))
+					aggrefs = lappend(aggrefs, n);
+			}
+			else if (!IsA(n, Var) || !list_member(key_exprs, n))
+				return;			/* GROUPING(), or a column functionally dependent on a key */
 		}
 	}
 	if (list_length(key_exprs) > GX_AGG_MAX_KEYS || list_length(aggrefs) > GX_AGG_MAX_AGGS)
@@ -455,8 +467,20 @@ gpuagg_add_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo *input_r
 	if (!ok)
 		return;
 	for (int k = 0; k < list_length(key_exprs); k++)
+	{
+		Node	   *key = list_nth(key_exprs, k);
+		Oid			coll = exprCollation(key);
+
 		if (types[k] == 0)
 			return;
+		/* bpchar keys are shown blank-padded to their declared length */
+		if (types[k] == GX_TYPE_BPCHAR && exprTypmod(key) < 0)
+			return;
+		/* text keys are compared as bytes: only deterministic collations */
+		if ((types[k] == GX_TYPE_TEXT || types[k] == GX_TYPE_BPCHAR) && OidIsValid(coll) &&
+			coll != DEFAULT_COLLATION_OID && !get_collation_isdeterministic(coll))
+			return;
+	}
 
 	fallback = cheapest_stock_path(output_rel, false);
 	parallel_fallback = cheapest_stock_path(output_rel, true);
@@ -538,6 +562,7 @@ gpuagg_plan(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 	Node	   *est = list_nth(best_path->custom_private, 4);
 	List	   *having = list_nth(best_path->custom_private, 5);
 	List	   *scan_tlist = NIL;
+	List	   *qual_vars;
 	AttrNumber	resno = 1;
 	ListCell   *lc;
 
@@ -545,18 +570,25 @@ gpuagg_plan(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 		scan_tlist = lappend(scan_tlist, makeTargetEntry(lfirst(lc), resno++, NULL, false));
 	foreach(lc, aggrefs)
 		scan_tlist = lappend(scan_tlist, makeTargetEntry(lfirst(lc), resno++, NULL, false));
-	foreach(lc, quals)
-		scan_tlist = lappend(scan_tlist, makeTargetEntry(lfirst(lc), resno++, NULL, true));
+
+	/*
+	 * The columns the quals read, as junk entries: setrefs turns the quals
+	 * (custom_exprs, where the planner also finds their Params) into
+	 * references to them, and the executor maps them back.
+	 */
+	qual_vars = pull_var_clause((Node *) quals, PVC_RECURSE_PLACEHOLDERS);
+	foreach(lc, qual_vars)
+		if (!tlist_member(lfirst(lc), scan_tlist))
+			scan_tlist = lappend(scan_tlist, makeTargetEntry(lfirst(lc), resno++, NULL, true));
 
 	cscan->scan.plan.targetlist = tlist;
 	cscan->scan.plan.qual = having;
 	cscan->scan.scanrelid = relid;
 	cscan->flags = best_path->flags;
 	cscan->custom_plans = custom_plans;
-	cscan->custom_exprs = NIL;
-	cscan->custom_private = list_make4(makeInteger(list_length(key_exprs)),
-									   makeInteger(list_length(aggrefs)),
-									   makeInteger(list_length(quals)), est);
+	cscan->custom_exprs = quals;
+	cscan->custom_private = list_make3(makeInteger(list_length(key_exprs)),
+									   makeInteger(list_length(aggrefs)), est);
 	cscan->custom_scan_tlist = scan_tlist;
 	cscan->methods = &gpuagg_plan_methods;
 	return &cscan->scan.plan;
@@ -566,11 +598,22 @@ gpuagg_plan(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
  * Executor
  * ---------------------------------------------------------------------
  */
+/* Replace references to custom_scan_tlist entries by their expressions. */
+static Node *
+scan_tlist_refs_mutator(Node *node, List *scan_tlist)
+{
+	if (node == NULL)
+		return NULL;
+	if (IsA(node, Var) && ((Var *) node)->varno == INDEX_VAR)
+		return copyObject((Node *) list_nth_node(TargetEntry, scan_tlist,
+												 ((Var *) node)->varattno - 1)->expr);
+	return expression_tree_mutator(node, scan_tlist_refs_mutator, scan_tlist);
+}
+
 static Node *
 gpuagg_create_state(CustomScan *cscan)
 {
 	GpuAggState *gas = (GpuAggState *) newNode(sizeof(GpuAggState), T_CustomScanState);
-	int			nquals;
 	int			i = 0;
 	ListCell   *lc;
 
@@ -578,8 +621,7 @@ gpuagg_create_state(CustomScan *cscan)
 	gas->css.flags = cscan->flags;
 	gas->nkeys = intVal(linitial(cscan->custom_private));
 	gas->naggs = intVal(lsecond(cscan->custom_private));
-	nquals = intVal(lthird(cscan->custom_private));
-	gas->est_groups = Max(1, intVal(lfourth(cscan->custom_private)));
+	gas->est_groups = Max(1, intVal(lthird(cscan->custom_private)));
 	foreach(lc, cscan->custom_scan_tlist)
 	{
 		Expr	   *e = lfirst_node(TargetEntry, lc)->expr;
@@ -588,10 +630,10 @@ gpuagg_create_state(CustomScan *cscan)
 			gas->key_exprs = lappend(gas->key_exprs, e);
 		else if (i < gas->nkeys + gas->naggs)
 			gas->aggrefs = lappend(gas->aggrefs, e);
-		else if (i < gas->nkeys + gas->naggs + nquals)
-			gas->quals = lappend(gas->quals, e);
 		i++;
 	}
+	gas->quals = (List *) scan_tlist_refs_mutator((Node *) cscan->custom_exprs,
+												  cscan->custom_scan_tlist);
 	return (Node *) gas;
 }
 
@@ -707,6 +749,7 @@ build_agg_program(GpuAggState *gas)
 		f->reg = regs[in];
 		f->offset = off;
 		f->filter_reg = agg->aggfilter ? regs[in + 1] : GX_NO_REG;
+		f->neg_zero_init = (def->final == GXF_SUM_TO_FLOAT8);
 		if (def->kind == GX_AGG_SUM_NUMERIC)
 		{
 			int			sc = numeric_scale_of(agg_input(agg));
@@ -787,6 +830,8 @@ gpuagg_begin(CustomScanState *node, EState *estate, int eflags)
 		return;
 	gas->program_cxt = AllocSetContextCreate(CurrentMemoryContext, "GpuAgg program",
 											 ALLOCSET_SMALL_SIZES);
+	gas->run_cxt = AllocSetContextCreate(CurrentMemoryContext, "GpuAgg groups",
+										 ALLOCSET_DEFAULT_SIZES);
 	gx_pipeline_init(&gas->pipe, node->ss.ss_currentRelation, estate->es_snapshot,
 					 GX_REQ_AGG, 0);
 	gas->pipe.engine.rerun_on_cpu = false;
@@ -895,6 +940,35 @@ aggregate_batches(GpuAggState *gas)
 }
 
 /*
+ * Can every sum of every group be trusted?  A numeric sum whose inputs'
+ * magnitudes add up past GX_NUMERIC_SUM_LIMIT may have wrapped its
+ * 128 bits; a float input beyond GX_FLOAT_INPUT_LIMIT may have made
+ * PostgreSQL's own accumulation overflow (an error there).
+ */
+static bool
+sums_are_exact(GpuAggState *gas)
+{
+	for (int a = 0; a < gas->spec.naggs; a++)
+	{
+		const GxAggFunc *f = &gas->spec.aggs[a];
+
+		if (f->kind != GX_AGG_SUM_NUMERIC && f->kind != GX_AGG_SUM_FLOAT)
+			continue;
+		for (uint64 g = 0; g < gas->ngroups; g++)
+		{
+			unsigned char *acc = (unsigned char *) gas->groups + g * gas->spec.entry_size + f->offset;
+
+			if (f->kind == GX_AGG_SUM_NUMERIC && *GX_ACC_ABSSUM(acc) >= GX_NUMERIC_SUM_LIMIT)
+				return false;
+			if (f->kind == GX_AGG_SUM_FLOAT &&
+				*(double *) GX_ACC_MAXABS(acc) >= GX_FLOAT_INPUT_LIMIT)
+				return false;
+		}
+	}
+	return true;
+}
+
+/*
  * Copy the groups of the table into backend memory.  Returns false when
  * the device could not aggregate exactly (recheck, full).
  */
@@ -964,6 +1038,11 @@ fetch_groups(GpuAggState *gas)
 	if (header.recheck)
 	{
 		gas->fallback_reason = "a value the device cannot aggregate exactly";
+		return false;
+	}
+	if (!sums_are_exact(gas))
+	{
+		gas->fallback_reason = "a sum the device cannot vouch for (numeric near 10^38, or a float input beyond 1e154)";
 		return false;
 	}
 	gas->empty_group = (gas->nkeys == 0 && gas->ngroups == 0);
@@ -1043,7 +1122,13 @@ run_aggregation(GpuAggState *gas)
 		ok = ok && aggregate_batches(gas);
 	}
 	INSTR_TIME_SET_CURRENT(t1);
-	ok = ok && fetch_groups(gas);
+	if (ok)
+	{
+		MemoryContext old = MemoryContextSwitchTo(gas->run_cxt);
+
+		ok = fetch_groups(gas);
+		MemoryContextSwitchTo(old);
+	}
 	INSTR_TIME_SET_CURRENT(t2);
 	INSTR_TIME_SUBTRACT(t2, t1);
 	INSTR_TIME_SUBTRACT(t1, t0);
@@ -1335,6 +1420,9 @@ gpuagg_rescan(CustomScanState *node)
 		drop_table(gas);
 	gas->phase = GPUAGG_INIT;
 	gas->prepared = false;		/* Params may have new values */
+	if (gas->run_cxt)
+		MemoryContextReset(gas->run_cxt);
+	gas->groups = NULL;
 	gas->ngroups = 0;
 	gas->next_group = 0;
 	gas->empty_group = false;
