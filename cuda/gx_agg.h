@@ -124,7 +124,7 @@ gx_agg_entry(GxAggTable *t, const GxAggSpec *spec, uint64_t i)
  * float sum with an input so large that PostgreSQL's accumulation (which
  * squares its inputs for avg) could overflow and raise an error.
  */
-#define GX_NUMERIC_SUM_LIMIT	1.0e37
+#define GX_NUMERIC_SUM_LIMIT	1.0e38
 #define GX_FLOAT_INPUT_LIMIT	1.0e154
 
 GX_FUNC uint32_t

@@ -358,6 +358,42 @@ cost_gpuagg(CustomPath *cpath, RelOptInfo *input_rel, double ngroups, double pro
 	cpath->path.total_cost = total;
 }
 
+typedef struct OutputCheck
+{
+	List	   *key_exprs;
+	List	   *aggrefs;		/* collected */
+	bool		ok;
+} OutputCheck;
+
+/*
+ * Can the node produce these output (and HAVING) expressions from its
+ * group keys and aggregates?  Collects the Aggrefs; rejects GROUPING(),
+ * unsupported aggregates, and columns used outside any key (those
+ * functionally dependent on a primary-key group key).
+ */
+static bool
+output_walker(Node *node, OutputCheck *oc)
+{
+	if (node == NULL || !oc->ok)
+		return false;
+	if (list_member(oc->key_exprs, node))
+		return false;			/* computed from the key's value */
+	if (IsA(node, Aggref))
+	{
+		if (!aggref_supported((Aggref *) node))
+			oc->ok = false;
+		else if (!list_member(oc->aggrefs, node))
+			oc->aggrefs = lappend(oc->aggrefs, node);
+		return false;
+	}
+	if (IsA(node, Var) || IsA(node, GroupingFunc) || IsA(node, WindowFunc))
+	{
+		oc->ok = false;
+		return false;
+	}
+	return expression_tree_walker(node, output_walker, oc);
+}
+
 /* create_upper_paths_hook: add GpuAgg paths for GROUP BY over one table. */
 static void
 gpuagg_add_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo *input_rel,
@@ -431,29 +467,13 @@ gpuagg_add_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo *input_r
 	else
 		having = make_ands_implicit((Expr *) gd->havingQual);
 	tlist_exprs = list_concat(list_copy(output_rel->reltarget->exprs), having);
-	foreach(lc, tlist_exprs)
 	{
-		Node	   *e = lfirst(lc);
-		ListCell   *lc2;
+		OutputCheck oc = {key_exprs, NIL, true};
 
-		/* an output equal to a group key comes from the key itself */
-		if (list_member(key_exprs, e))
-			continue;
-		foreach(lc2, pull_var_clause(e, PVC_INCLUDE_AGGREGATES | PVC_RECURSE_PLACEHOLDERS |
-									 PVC_RECURSE_WINDOWFUNCS))
-		{
-			Node	   *n = lfirst(lc2);
-
-			if (IsA(n, Aggref))
-			{
-				if (!aggref_supported((Aggref *) n))
-					return;
-				if (!list_member(aggrefs, n))
-					aggrefs = lappend(aggrefs, n);
-			}
-			else if (!IsA(n, Var) || !list_member(key_exprs, n))
-				return;			/* GROUPING(), or a column functionally dependent on a key */
-		}
+		(void) output_walker((Node *) tlist_exprs, &oc);
+		if (!oc.ok)
+			return;
+		aggrefs = oc.aggrefs;
 	}
 	if (list_length(key_exprs) > GX_AGG_MAX_KEYS || list_length(aggrefs) > GX_AGG_MAX_AGGS)
 		return;
