@@ -127,6 +127,12 @@ class Table:
     def est_bytes(self):
         return self.est_rows() * self.row_bytes
 
+    def set_parallelism(self, jobs):
+        """Chunks small enough that `jobs` sessions share the work evenly
+        (the data does not depend on the chunking)."""
+        rows = min(1_000_000, max(50_000, self.est_rows() / (4.0 * max(1, jobs))))
+        self.chunk = max(1, int(rows / self.unit_rows))
+
     def chunks(self):
         lo = self.first_key
         last = self.first_key + self.rows - 1
