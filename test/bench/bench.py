@@ -1072,9 +1072,6 @@ def chart(opts, summary, configs):
     if not cols or not pts:
         log("bench: no ratios to chart")
         return
-    if subprocess.run(["sh", "-c", "command -v gnuplot"], capture_output=True).returncode != 0:
-        log("bench: gnuplot not found: no ratios.png (results.csv has the numbers)")
-        return
     dat = os.path.join(opts.out, "ratios.dat")
     with open(dat, "w") as f:
         f.write("query " + " ".join(cols) + "\n")
@@ -1102,6 +1099,13 @@ plot '{dat}' using 2:xtic(1) title columnheader(2){more}
 """
     more = "".join(", '' using %d title columnheader(%d)" % (i + 2, i + 2) for i in range(1, len(cols)))
     script = gp
+    if subprocess.run(["sh", "-c", "command -v gnuplot"], capture_output=True).returncode != 0:
+        with open(os.path.join(opts.out, "ratios.gp"), "w") as f:
+            f.write(script.format(term="pngcairo", w=width, png="ratios.png", dat="ratios.dat", more=more,
+                                  scale=opts.scale_name))
+        log("bench: gnuplot not found: no ratios.png; ratios.dat and ratios.gp are written "
+            "(elsewhere: cd %s && gnuplot ratios.gp)" % opts.out)
+        return
     for term in ("pngcairo", "png"):
         s = script.format(term=term, w=width, png=png, dat=dat, more=more, scale=opts.scale_name)
         r = subprocess.run(["gnuplot"], input=s, capture_output=True, text=True)
