@@ -24,7 +24,7 @@ extern "C"
 #endif
 
 #define GX_MAX_DEVICES		8
-#define GX_MAX_INFLIGHT		32	/* launches in flight per device */
+#define GX_MAX_INFLIGHT		64	/* launches in flight per device */
 #define GX_ERRLEN			256
 
 typedef struct GxDeviceProps

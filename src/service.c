@@ -794,7 +794,8 @@ gpuext_service_main(Datum arg)
 		}
 
 		ResetLatch(MyLatch);
-		while (ninflight < (int) lengthof(inflight) && gx_queue_pop(&idx))
+		/* take new requests only while a device has a free launch slot */
+		while (ninflight < Max(ndevices, 1) * GX_MAX_INFLIGHT && gx_queue_pop(&idx))
 		{
 			start_request(idx);
 			progress = true;
