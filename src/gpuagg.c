@@ -394,6 +394,18 @@ output_walker(Node *node, OutputCheck *oc)
 	return expression_tree_walker(node, output_walker, oc);
 }
 
+/*
+ * Take a fallback child out of the rel's path list when one of our new
+ * paths (serial cost 'cost', or the Gather path) is cheaper, so that
+ * add_path cannot free it while our path points to it.
+ */
+static void
+protect_child(RelOptInfo *rel, Path *child, Cost cost, Path *gather)
+{
+	if (cost <= child->total_cost || (gather && gather->total_cost <= child->total_cost))
+		rel->pathlist = list_delete_ptr(rel->pathlist, child);
+}
+
 /* create_upper_paths_hook: add GpuAgg paths for GROUP BY over one table. */
 static void
 gpuagg_add_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo *input_rel,
@@ -419,6 +431,7 @@ gpuagg_add_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo *input_r
 	uint32		entry_size;
 	Path	   *fallback;
 	Path	   *parallel_fallback;
+	Path	   *gather = NULL;
 	CustomPath *cpath;
 	QualCost	having_cost;
 	List	   *device_quals;
@@ -536,9 +549,9 @@ gpuagg_add_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo *input_r
 
 	/*
 	 * Parallel workers feed one device table; the last one returns the
-	 * groups.  (Built before add_path, which may free a dominated path.
-	 * Without a GPU it is only planned when forced: the CPU engine cannot
-	 * share a table, so the stock plan then runs in the last participant.)
+	 * groups.  (Without a GPU it is only planned when forced: the CPU engine
+	 * cannot share a table, so the stock plan then runs in the last
+	 * participant.)
 	 */
 	if ((gpu || gpuext_force_offload) && input_rel->consider_parallel &&
 		output_rel->consider_parallel && parallel_fallback != NULL &&
@@ -559,10 +572,21 @@ gpuagg_add_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo *input_r
 			ppath->path.parallel_workers = workers;
 			cost_gpuagg(ppath, input_rel, ngroups, list_length(exprs) * 3.0, entry_size,
 						workers, gpu, &having_cost);
-			add_path(output_rel, (Path *) create_gather_path(root, output_rel, (Path *) ppath,
-															 output_rel->reltarget, NULL, &rows));
+			gather = (Path *) create_gather_path(root, output_rel, (Path *) ppath,
+												 output_rel->reltarget, NULL, &rows);
 		}
 	}
+
+	/*
+	 * add_path frees the paths a new path dominates, and our paths keep
+	 * PostgreSQL's as their fallback children: take those out of the list
+	 * first (a path cheaper than them would have displaced them anyway).
+	 */
+	protect_child(output_rel, fallback, cpath->path.total_cost, gather);
+	if (parallel_fallback && parallel_fallback != fallback)
+		protect_child(output_rel, parallel_fallback, cpath->path.total_cost, gather);
+	if (gather)
+		add_path(output_rel, gather);
 	add_path(output_rel, (Path *) cpath);
 }
 
