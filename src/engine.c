@@ -70,9 +70,11 @@ fall_back(GxEngine *engine, int status, const char *msg)
 {
 	if (gpuext_cpu_fallback == GPUEXT_FALLBACK_OFF || status == GX_ERR_BAD_REQUEST)
 		gx_report_failure(status, msg);
-	if (gpuext_cpu_fallback == GPUEXT_FALLBACK_NOTICE && !engine->fallback_noticed)
+	/* (operators that recover otherwise say so themselves) */
+	if (gpuext_cpu_fallback == GPUEXT_FALLBACK_NOTICE && !engine->fallback_noticed &&
+		engine->rerun_on_cpu)
 		ereport(NOTICE,
-				(errmsg("gpuext fell back to the CPU"),
+				(errmsg("gpuext fell back to the CPU engine"),
 				 errdetail("%s", msg)));
 	engine->failed = true;
 	strlcpy(engine->failure, msg, sizeof(engine->failure));
