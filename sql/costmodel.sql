@@ -1,0 +1,74 @@
+-- The cost model steers the planner: small tables stay on the CPU, large
+-- ones go to the GPU, and raising the GPU's setup cost sends them back.
+-- gpuext.device = gpu makes the planner cost for the GPU even on a machine
+-- without one (execution then falls back to the CPU engine), so these plan
+-- checks run everywhere.  Also: gpuext_calibrate() and its privileges.
+CREATE EXTENSION IF NOT EXISTS gpuext;
+SET gpuext.regression_test_mode = on;
+SET gpuext.device = gpu;
+SET max_parallel_workers_per_gather = 0;
+CREATE TABLE cm_small AS SELECT g AS id, g % 10 AS a FROM generate_series(1, 200) g;
+CREATE TABLE cm_big AS SELECT g AS id, g % 1000 AS a, g / 3.0 AS b FROM generate_series(1, 300000) g;
+VACUUM ANALYZE cm_small;
+VACUUM ANALYZE cm_big;
+
+-- a small table never goes to the GPU: the setup cost dominates
+EXPLAIN (COSTS OFF) SELECT * FROM cm_small WHERE a < 3;
+EXPLAIN (COSTS OFF) SELECT a, count(*) FROM cm_small GROUP BY a;
+-- a large one does
+EXPLAIN (COSTS OFF) SELECT count(*) FROM cm_big WHERE a < 3;
+EXPLAIN (COSTS OFF) SELECT a % 10 AS k, count(*), sum(b) FROM cm_big GROUP BY 1;
+-- a GPU that is expensive to start loses
+SET gpuext.gpu_setup_us = 1e8;
+EXPLAIN (COSTS OFF) SELECT count(*) FROM cm_big WHERE a < 3;
+EXPLAIN (COSTS OFF) SELECT a % 10 AS k, count(*), sum(b) FROM cm_big GROUP BY 1;
+RESET gpuext.gpu_setup_us;
+-- so does a slow link, when the host work is cheap
+SET gpuext.link_read_gbps = 0.01;
+EXPLAIN (COSTS OFF) SELECT count(*) FROM cm_big WHERE a < 3;
+RESET gpuext.link_read_gbps;
+-- the plans still give PostgreSQL's answers (here on the CPU engine)
+SELECT count(*) FROM cm_big WHERE a < 3;
+SELECT a % 10 AS k, count(*), sum(b) FROM cm_big GROUP BY 1 ORDER BY 1;
+SET gpuext.enabled = off;
+SELECT count(*) FROM cm_big WHERE a < 3;
+SELECT a % 10 AS k, count(*), sum(b) FROM cm_big GROUP BY 1 ORDER BY 1;
+RESET gpuext.enabled;
+RESET gpuext.device;
+
+-- calibration: superuser only
+CREATE ROLE cm_user;
+SET ROLE cm_user;
+\set VERBOSITY sqlstate
+SELECT * FROM gpuext_calibrate();
+\set VERBOSITY default
+RESET ROLE;
+DROP ROLE cm_user;
+-- it measures storage and the CPU everywhere (and the GPU where there is
+-- one), stores the values, and they are in force in this session
+SELECT count(*) >= 7 AS measured_enough,
+       bool_and(measured > 0 AND measured < 1e6) AS plausible
+  FROM gpuext_calibrate();
+SELECT parameter FROM gpuext_calibration_values
+ WHERE parameter IN ('cost_unit_us', 'host_page_us', 'storage_seq_read_us',
+                     'storage_random_read_us', 'storage_seq_write_us',
+                     'storage_random_write_us', 'cpu_engine_row_ns')
+ ORDER BY 1;
+-- a stored value becomes this session's default at the next planning ...
+SELECT abs(value_in_force - calibrated) < 1e-3 * calibrated AS in_force, source
+  FROM gpuext_calibration WHERE parameter = 'cost_unit_us';
+-- ... and a session's own SET still wins
+SET gpuext.cost_unit_us = 123;
+SELECT value_in_force, source FROM gpuext_calibration WHERE parameter = 'cost_unit_us';
+RESET gpuext.cost_unit_us;
+-- repeatable: a second calibration lands within a factor of 3 of the first
+CREATE TEMP TABLE cm_first AS SELECT parameter, value FROM gpuext_calibration_values;
+SELECT count(*) > 0 AS again FROM gpuext_calibrate();
+SELECT f.parameter, c.value / f.value BETWEEN 1.0 / 3 AND 3 AS within_3x
+  FROM cm_first f JOIN gpuext_calibration_values c USING (parameter)
+ WHERE f.parameter IN ('cost_unit_us', 'host_page_us', 'storage_seq_write_us')
+ ORDER BY 1;
+-- the settings left as they were
+SHOW gpuext.enabled;
+SHOW max_parallel_workers_per_gather;
+DROP TABLE cm_small, cm_big;
