@@ -322,7 +322,6 @@ measure_device(Measured *m, int *n)
 	GxRequest  *req;
 	GxCalibration cal;
 	const char *why;
-	int			status;
 	Size		bytes = Min((Size) 64 * 1024 * 1024, (Size) gx_shared->arena_size / 2);
 	double		roundtrip = 0;
 
@@ -331,37 +330,14 @@ measure_device(Measured *m, int *n)
 	for (int i = 0; i < 200; i++)
 	{
 		instr_time	t;
-		GxRequest  *noop = gx_request_create(sizeof(GxBatch));
 
-		if (noop == NULL)
-			return false;
-		memset(noop->batch, 0, sizeof(GxBatch));
-		noop->batch->pages_offset = noop->batch->program_offset = noop->batch->out_offset = sizeof(GxBatch);
 		INSTR_TIME_SET_CURRENT(t);
-		gx_request_submit(noop, GX_REQ_NOOP);
-		(void) gx_request_wait(noop);
+		gx_request_destroy(gx_request_run(GX_REQ_NOOP, 0, 0));
 		roundtrip += elapsed_us(t);
-		gx_request_destroy(noop);
 	}
 	roundtrip /= 200;
 
-	req = gx_request_create(bytes);
-	if (req == NULL)
-		return false;
-	memset(req->batch, 0, sizeof(GxBatch));
-	req->batch->pages_offset = req->batch->program_offset = sizeof(GxBatch);
-	req->batch->out_offset = TYPEALIGN(16, sizeof(GxBatch));
-	req->batch->out_len = sizeof(GxCalibration);
-	gx_request_submit(req, GX_REQ_CALIBRATE);
-	status = gx_request_wait(req);
-	if (status != GX_OK)
-	{
-		char		msg[GX_ERRLEN];
-
-		strlcpy(msg, req->errmsg, sizeof(msg));
-		gx_request_destroy(req);
-		gx_report_failure(status, msg);
-	}
+	req = gx_request_run(GX_REQ_CALIBRATE, bytes, sizeof(GxCalibration));
 	memcpy(&cal, (char *) req->batch + req->batch->out_offset, sizeof(cal));
 	gx_request_destroy(req);
 

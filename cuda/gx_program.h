@@ -333,86 +333,54 @@ gx_float_cmp(double a, double b)
 	return a > b ? 1 : (a < b ? -1 : 0);
 }
 
+/*
+ * PostgreSQL's checks of a float result x = a op b (utils/float.h), the
+ * same for float4 and float8: -1 where PostgreSQL raises overflow,
+ * underflow or division by zero.
+ */
+GX_FUNC int
+gx_float_checks(int op, double x, double a, double b)
+{
+	switch (op)
+	{
+		case GX_ARITH_ADD:
+		case GX_ARITH_SUB:
+			return (gx_isinf(x) && !gx_isinf(a) && !gx_isinf(b)) ? -1 : 0;
+		case GX_ARITH_MUL:
+			if (gx_isinf(x) && !gx_isinf(a) && !gx_isinf(b))
+				return -1;
+			return (x == 0.0 && a != 0.0 && b != 0.0) ? -1 : 0;
+		case GX_ARITH_DIV:
+			if (b == 0.0 && !gx_isnan(a))
+				return -1;
+			if (gx_isinf(x) && !gx_isinf(a))
+				return -1;
+			return (x == 0.0 && a != 0.0 && !gx_isinf(b)) ? -1 : 0;
+		default:
+			return -1;
+	}
+}
+
 /* float8 arithmetic; -1 where PostgreSQL raises an error */
 GX_FUNC int
 gx_float8_arith(int op, double a, double b, double *r)
 {
-	double		x;
+	double		x = (op == GX_ARITH_ADD) ? a + b : (op == GX_ARITH_SUB) ? a - b :
+		(op == GX_ARITH_MUL) ? a * b : a / b;
 
-	switch (op)
-	{
-		case GX_ARITH_ADD:
-			x = a + b;
-			if (gx_isinf(x) && !gx_isinf(a) && !gx_isinf(b))
-				return -1;
-			break;
-		case GX_ARITH_SUB:
-			x = a - b;
-			if (gx_isinf(x) && !gx_isinf(a) && !gx_isinf(b))
-				return -1;
-			break;
-		case GX_ARITH_MUL:
-			x = a * b;
-			if (gx_isinf(x) && !gx_isinf(a) && !gx_isinf(b))
-				return -1;
-			if (x == 0.0 && a != 0.0 && b != 0.0)
-				return -1;
-			break;
-		case GX_ARITH_DIV:
-			if (b == 0.0 && !gx_isnan(a))
-				return -1;
-			x = a / b;
-			if (gx_isinf(x) && !gx_isinf(a))
-				return -1;
-			if (x == 0.0 && a != 0.0 && !gx_isinf(b))
-				return -1;
-			break;
-		default:
-			return -1;
-	}
 	*r = x;
-	return 0;
+	return gx_float_checks(op, x, a, b);
 }
 
-/* float4 arithmetic, in single precision; -1 where PostgreSQL raises */
+/* float4 arithmetic, rounded in single precision as float4pl etc. are */
 GX_FUNC int
 gx_float4_arith(int op, float a, float b, double *r)
 {
-	float		x;
+	float		x = (op == GX_ARITH_ADD) ? a + b : (op == GX_ARITH_SUB) ? a - b :
+		(op == GX_ARITH_MUL) ? a * b : a / b;
 
-	switch (op)
-	{
-		case GX_ARITH_ADD:
-			x = a + b;
-			if (gx_isinf(x) && !gx_isinf(a) && !gx_isinf(b))
-				return -1;
-			break;
-		case GX_ARITH_SUB:
-			x = a - b;
-			if (gx_isinf(x) && !gx_isinf(a) && !gx_isinf(b))
-				return -1;
-			break;
-		case GX_ARITH_MUL:
-			x = a * b;
-			if (gx_isinf(x) && !gx_isinf(a) && !gx_isinf(b))
-				return -1;
-			if (x == 0.0f && a != 0.0f && b != 0.0f)
-				return -1;
-			break;
-		case GX_ARITH_DIV:
-			if (b == 0.0f && !gx_isnan(a))
-				return -1;
-			x = a / b;
-			if (gx_isinf(x) && !gx_isinf(a))
-				return -1;
-			if (x == 0.0f && a != 0.0f && !gx_isinf(b))
-				return -1;
-			break;
-		default:
-			return -1;
-	}
 	*r = x;
-	return 0;
+	return gx_float_checks(op, x, a, b);
 }
 
 /* ---------------------------------------------------------------------

@@ -3,7 +3,6 @@
 -- gpuext.device = gpu makes the planner cost for the GPU even on a machine
 -- without one (execution then falls back to the CPU engine), so these plan
 -- checks run everywhere.  Also: gpuext_calibrate() and its privileges.
-CREATE EXTENSION IF NOT EXISTS gpuext;
 SET gpuext.regression_test_mode = on;
 SET gpuext.device = gpu;
 SET max_parallel_workers_per_gather = 0;

@@ -314,6 +314,47 @@ gx_request_destroy(GxRequest *req)
 	pfree(req);
 }
 
+/* A batch with no pages and no program; its output follows the header. */
+static void
+init_simple_batch(GxBatch *b, Size out_len)
+{
+	memset(b, 0, sizeof(GxBatch));
+	b->pages_offset = sizeof(GxBatch);
+	b->program_offset = sizeof(GxBatch);
+	b->out_offset = TYPEALIGN(16, sizeof(GxBatch));
+	b->out_len = out_len;
+}
+
+/*
+ * Run a request with no pages or program (an empty round trip, a job of
+ * the service) to completion, with 'bytes' of arena (at least room for
+ * out_len bytes of output).  Raises the request's ERROR when it fails;
+ * else the caller reads the output and destroys the request.
+ */
+GxRequest *
+gx_request_run(int kind, Size bytes, Size out_len)
+{
+	GxRequest  *req = gx_request_create(Max(bytes, TYPEALIGN(16, sizeof(GxBatch)) + out_len));
+	int			status;
+
+	if (req == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_OUT_OF_MEMORY),
+				 errmsg("no room in the gpuext DMA arena")));
+	init_simple_batch(req->batch, out_len);
+	gx_request_submit(req, kind);
+	status = gx_request_wait(req);
+	if (status != GX_OK)
+	{
+		char		msg[GX_ERRLEN];
+
+		strlcpy(msg, req->errmsg, sizeof(msg));
+		gx_request_destroy(req);
+		gx_report_failure(status, msg);
+	}
+	return req;
+}
+
 /*
  * Run a small request to completion, uninterruptibly and for a bounded
  * time if 'cleanup' (used while aborting), else interruptibly.  Returns
@@ -330,10 +371,7 @@ run_request(Size bytes, int kind, void (*fill) (GxBatch *, void *), void *arg,
 	*req_out = req;
 	if (req == NULL)
 		return GX_ERR_OUT_OF_MEMORY;
-	memset(req->batch, 0, sizeof(GxBatch));
-	req->batch->pages_offset = sizeof(GxBatch);
-	req->batch->program_offset = sizeof(GxBatch);
-	req->batch->out_offset = TYPEALIGN(16, sizeof(GxBatch));
+	init_simple_batch(req->batch, 0);
 	fill(req->batch, arg);
 	gx_request_submit(req, kind);
 	if (cleanup)

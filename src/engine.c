@@ -108,6 +108,24 @@ gx_engine_start(GxEngine *engine)
 	}
 }
 
+/* Decide the engine as if gpuext.device were 'device_mode'. */
+void
+gx_engine_start_with_mode(GxEngine *engine, int device_mode)
+{
+	int			saved = gpuext_device_mode;
+
+	gpuext_device_mode = device_mode;
+	PG_TRY();
+	{
+		gx_engine_start(engine);
+	}
+	PG_FINALLY();
+	{
+		gpuext_device_mode = saved;
+	}
+	PG_END_TRY();
+}
+
 const char *
 gx_engine_name(const GxEngine *engine)
 {

@@ -299,14 +299,6 @@ entry_size_for(List *key_exprs, List *aggrefs, int *types)
 	return TYPEALIGN(16, size);
 }
 
-/* Is this path one of gpuext's? */
-static bool
-is_gpuext_path(Path *path)
-{
-	return IsA(path, CustomPath) &&
-		strncmp(((CustomPath *) path)->methods->CustomName, "Gpu", 3) == 0;
-}
-
 /*
  * The cheapest path PostgreSQL built for the grouped rows: the fallback.
  * A parallel GpuAgg runs it inside a participant, so it must then be
@@ -322,7 +314,7 @@ cheapest_stock_path(RelOptInfo *rel, bool parallel_safe)
 	{
 		Path	   *p = lfirst(lc);
 
-		if (is_gpuext_path(p) || p->param_info != NULL ||
+		if (gx_is_gpuext_path(p) || p->param_info != NULL ||
 			(parallel_safe && !p->parallel_safe))
 			continue;
 		if (best == NULL || p->total_cost < best->total_cost)

@@ -204,6 +204,7 @@ extern GxRequest *gx_request_create(Size batch_bytes);
 extern void gx_request_submit(GxRequest *req, int kind);
 extern int	gx_request_wait(GxRequest *req);
 extern void gx_request_destroy(GxRequest *req);
+extern GxRequest *gx_request_run(int kind, Size bytes, Size out_len);
 extern void gx_client_init(void);
 extern uint32 gx_task_create(uint64 bytes, uint64 capacity, uint64 max_groups,
 							 int *status, char *errmsg);
@@ -241,6 +242,7 @@ typedef struct GxPendingBatch
 } GxPendingBatch;
 
 extern void gx_engine_start(GxEngine *engine);
+extern void gx_engine_start_with_mode(GxEngine *engine, int device_mode);
 extern GxBatch *gx_engine_batch_alloc(GxEngine *engine, GxPendingBatch *pb, Size size);
 extern void gx_engine_submit(GxEngine *engine, GxPendingBatch *pb);
 extern bool gx_engine_wait(GxEngine *engine, GxPendingBatch *pb);

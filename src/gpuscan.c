@@ -117,6 +117,14 @@ static const CustomExecMethods gpuscan_exec_methods = {
  * ---------------------------------------------------------------------
  */
 
+/* Is this path one of gpuext's (GpuScan, GpuAgg)? */
+bool
+gx_is_gpuext_path(Path *path)
+{
+	return IsA(path, CustomPath) &&
+		strncmp(((CustomPath *) path)->methods->CustomName, "Gpu", 3) == 0;
+}
+
 /*
  * Can gpuext scan this relation at all?  Heap tables and materialized
  * views in shared buffers (not temporary ones, whose pages live in
@@ -247,14 +255,6 @@ make_gpuscan_path(PlannerInfo *root, RelOptInfo *rel, List *device_quals,
 	return cpath;
 }
 
-/* Is this path one of gpuext's? */
-static bool
-is_gpuext_path(Path *path)
-{
-	return IsA(path, CustomPath) &&
-		strncmp(((CustomPath *) path)->methods->CustomName, "Gpu", 3) == 0;
-}
-
 /*
  * With gpuext.force_offload, gpuext's paths are the only ones left for the
  * relation (the planner still chooses between serial and parallel).
@@ -266,12 +266,12 @@ keep_only_gpuext_paths(RelOptInfo *rel)
 	ListCell   *lc;
 
 	foreach(lc, rel->pathlist)
-		if (is_gpuext_path(lfirst(lc)) || ((Path *) lfirst(lc))->param_info != NULL)
+		if (gx_is_gpuext_path(lfirst(lc)) || ((Path *) lfirst(lc))->param_info != NULL)
 			keep = lappend(keep, lfirst(lc));
 	rel->pathlist = keep;
 	keep = NIL;
 	foreach(lc, rel->partial_pathlist)
-		if (is_gpuext_path(lfirst(lc)))
+		if (gx_is_gpuext_path(lfirst(lc)))
 			keep = lappend(keep, lfirst(lc));
 	rel->partial_pathlist = keep;
 }

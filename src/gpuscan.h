@@ -12,6 +12,7 @@
 #include "nodes/pathnodes.h"
 
 extern void gx_gpuscan_init(void);
+extern bool gx_is_gpuext_path(Path *path);
 
 /*
  * Split a relation's restriction clauses (RestrictInfos) into those the

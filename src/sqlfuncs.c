@@ -230,7 +230,6 @@ gpuext_page_counts(PG_FUNCTION_ARGS)
 	Oid			relid = PG_GETARG_OID(0);
 	int			engine_mode = parse_engine(PG_GETARG_TEXT_PP(1));
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	int			saved_mode = gpuext_device_mode;
 	uint32		max_pages = gx_batch_pages_cap(1);
 	Relation	rel;
 	GxPageSource *src;
@@ -242,16 +241,7 @@ gpuext_page_counts(PG_FUNCTION_ARGS)
 	rel = open_heap_for_read(relid);
 	buffers = palloc(sizeof(Buffer) * max_pages);
 
-	gpuext_device_mode = engine_mode;
-	PG_TRY();
-	{
-		gx_engine_start(&engine);
-	}
-	PG_FINALLY();
-	{
-		gpuext_device_mode = saved_mode;
-	}
-	PG_END_TRY();
+	gx_engine_start_with_mode(&engine, engine_mode);
 
 	src = gx_pages_begin(rel, GetActiveSnapshot(), NULL);
 	for (;;)
@@ -329,30 +319,7 @@ gpuext_service_roundtrip(PG_FUNCTION_ARGS)
 
 	INSTR_TIME_SET_CURRENT(start);
 	for (int i = 0; i < n; i++)
-	{
-		GxRequest  *req = gx_request_create(sizeof(GxBatch));
-		int			status;
-
-		if (req == NULL)
-			ereport(ERROR,
-					(errcode(ERRCODE_OUT_OF_MEMORY),
-					 errmsg("no room in the gpuext DMA arena")));
-		memset(req->batch, 0, sizeof(GxBatch));
-		req->batch->pages_offset = sizeof(GxBatch);
-		req->batch->program_offset = sizeof(GxBatch);
-		req->batch->out_offset = sizeof(GxBatch);
-		gx_request_submit(req, GX_REQ_NOOP);
-		status = gx_request_wait(req);
-		if (status != GX_OK)
-		{
-			char		msg[GX_ERRLEN];
-
-			strlcpy(msg, req->errmsg, sizeof(msg));
-			gx_request_destroy(req);
-			gx_report_failure(status, msg);
-		}
-		gx_request_destroy(req);
-	}
+		gx_request_destroy(gx_request_run(GX_REQ_NOOP, 0, 0));
 	INSTR_TIME_SET_CURRENT(elapsed);
 	INSTR_TIME_SUBTRACT(elapsed, start);
 	PG_RETURN_FLOAT8(INSTR_TIME_GET_MICROSEC(elapsed) / n);
@@ -370,7 +337,6 @@ gpuext_debug_sleep(PG_FUNCTION_ARGS)
 	int32		ms = PG_GETARG_INT32(0);
 	int32		reserve_mb = PG_GETARG_INT32(1);
 	int			engine_mode = parse_engine(PG_GETARG_TEXT_PP(2));
-	int			saved_mode = gpuext_device_mode;
 	GxEngine	engine;
 	GxPendingBatch pb;
 	GxBatch    *batch;
@@ -390,16 +356,7 @@ gpuext_debug_sleep(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
 				 errmsg("device memory reservation must be between 0 and 1048576 MB")));
 
-	gpuext_device_mode = engine_mode;
-	PG_TRY();
-	{
-		gx_engine_start(&engine);
-	}
-	PG_FINALLY();
-	{
-		gpuext_device_mode = saved_mode;
-	}
-	PG_END_TRY();
+	gx_engine_start_with_mode(&engine, engine_mode);
 
 	batch = gx_engine_batch_alloc(&engine, &pb, gx_batch_size(0, 0, 0));
 	gx_batch_layout(batch, GX_REQ_SLEEP, 0, 0, 0);
