@@ -94,6 +94,7 @@ typedef struct GxCodegen
 	uint8		att_type[GX_MAX_ATTRS + 1];
 	int			max_attno;
 	int			next_reg;		/* next temporary */
+	int			max_temp;		/* highest temporary used by any qual so far */
 	int			next_att_reg;	/* next attribute register */
 
 	int			casetest_reg;	/* register of the current CASE operand */
@@ -175,6 +176,8 @@ new_reg(GxCodegen *cg)
 {
 	if (cg->next_reg > cg->next_att_reg)
 		return cg_fail(cg, "expression needs too many registers");
+	if (cg->next_reg > cg->max_temp)
+		cg->max_temp = cg->next_reg;
 	return cg->next_reg++;
 }
 
@@ -343,7 +346,11 @@ gen_var(GxCodegen *cg, Var *var, int *type)
 	{
 		int			r = cg->next_att_reg--;
 
-		if (r < cg->next_reg)
+		/*
+		 * Attributes are loaded before any instruction runs: no earlier
+		 * qual's temporaries may have used this register.
+		 */
+		if (r < cg->next_reg || r <= cg->max_temp)
 			return cg_fail(cg, "expression needs too many registers");
 		cg->att_reg[attno] = r;
 		cg->att_type[attno] = t;
@@ -956,6 +963,7 @@ cg_init(GxCodegen *cg, Index varno, TupleDesc tupdesc, bool check_only)
 	cg->tupdesc = tupdesc;
 	cg->check_only = check_only;
 	cg->casetest_reg = -1;
+	cg->max_temp = -1;
 	cg->next_att_reg = GX_MAX_REGS - 1;
 	initStringInfo(&cg->instrs);
 	initStringInfo(&cg->consts);
@@ -1099,6 +1107,7 @@ gx_build_qual_program(List *quals, Index varno, TupleDesc tupdesc,
 		memcpy(cg.att_type, saved.att_type, sizeof(cg.att_type));
 		cg.max_attno = saved.max_attno;
 		cg.next_reg = saved.next_reg;
+		cg.max_temp = saved.max_temp;
 		cg.next_att_reg = saved.next_att_reg;
 		cg.why = NULL;
 		*host_quals = lappend(*host_quals, qual);
