@@ -5,6 +5,8 @@
 #   make test             build, install, run every test suite on a throwaway cluster
 #   make demo             sample data and the offloaded queries, on a throwaway cluster
 #   make bench            benchmarks (see test/bench/README)
+#   make fuzz [N=500] [SEED=1]  differential query generator: offloaded vs stock
+#                         results on a throwaway cluster (see test/fuzz/fuzz.py)
 
 EXTENSION  = gpuext
 EXTVERSION = 0.1
@@ -65,3 +67,6 @@ demo:
 
 bench:
 	bash test/bench/run.sh $(BENCH_ARGS)
+
+fuzz:
+	FUZZ_N='$(N)' FUZZ_SEED='$(SEED)' bash test/fuzz/run.sh $(FUZZ_ARGS)

@@ -7,6 +7,8 @@
 #   pgTAP           test/pgtap/*.sql (pg_prove)
 #   TAP             test/t/*.pl (PostgreSQL::Test::Cluster; their own clusters)
 #   GPU-only        test/gpu/*.sql, when the service has a GPU
+#   fuzz            test/fuzz/fuzz.py: random queries, offloaded vs stock
+#                   results (fixed seed; one test; known bugs not counted)
 #   bench           test/bench/ci-smoke.sh: the benchmark suite at scale tiny,
 #                   results must agree across configurations (its own cluster)
 #
@@ -14,7 +16,8 @@
 #   PG_CONFIG             pg_config of the server to test (default: on PATH)
 #   GPUEXT_REQUIRE_GPU=1  fail unless the service has a usable GPU
 #   GPUEXT_TESTS="a b"    run only these pg_regress tests
-#   GPUEXT_SKIP="tap ..." skip suites: regress isolation pgtap tap gpu bench
+#   GPUEXT_SKIP="tap ..." skip suites: regress isolation pgtap tap gpu bench fuzz
+#   GPUEXT_FUZZ_QUERIES, GPUEXT_FUZZ_SEED   the fuzz suite's size and seed (500, 1)
 #   GPUEXT_TEST_ENGINE    cpu | auto: engine for the suites (default auto)
 set -u
 # one locale everywhere, so collation-dependent output is the same on every machine
@@ -184,6 +187,22 @@ if [[ "$SKIP" != *" pgtap "* ]] && ls test/pgtap/*.sql >/dev/null 2>&1; then
       fail 1 "$f"; echo "   FAILED $f"; cat "$WORK/pgtap.log"
     fi
   done
+fi
+
+if [[ "$SKIP" != *" fuzz "* ]]; then
+  note "differential fuzzer (test/fuzz/fuzz.py)"
+  fuzz_ok=0
+  as_user "'$BINDIR/createdb' gpuext_fuzz" &&
+    PYTHONDONTWRITEBYTECODE=1 python3 test/fuzz/fuzz.py --host "$WORK" --port "$PORT" --user "$RUNAS" \
+      --dbname gpuext_fuzz --setup --seed "${GPUEXT_FUZZ_SEED:-1}" --queries "${GPUEXT_FUZZ_QUERIES:-500}" \
+      --skip-known-bugs --minimize-time 30 --out "$WORK/fuzz-report.txt" >"$WORK/fuzz.log" 2>&1 9>&- &&
+    fuzz_ok=1
+  grep -E "^(fuzz summary|  [a-z])" "$WORK/fuzz-report.txt" 2>/dev/null | grep -v "^  features:" | sed 's/^ */   /'
+  if [ $fuzz_ok = 1 ]; then
+    pass 1; echo "   ok     fuzz"
+  else
+    fail 1 "fuzz"; echo "   FAILED fuzz"; grep -v "^   [0-9]* queries, " "$WORK/fuzz.log" | head -n 200
+  fi
 fi
 
 # The TAP tests start clusters of their own.
