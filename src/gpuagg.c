@@ -314,7 +314,11 @@ cheapest_stock_path(RelOptInfo *rel, bool parallel_safe)
 	{
 		Path	   *p = lfirst(lc);
 
-		if (gx_is_gpuext_path(p) || p->param_info != NULL ||
+		/*
+		 * Not a MinMaxAggPath either: planning it makes setrefs replace the
+		 * node's own Aggrefs by the Params of its index lookups.
+		 */
+		if (gx_is_gpuext_path(p) || p->param_info != NULL || IsA(p, MinMaxAggPath) ||
 			(parallel_safe && !p->parallel_safe))
 			continue;
 		if (best == NULL || p->total_cost < best->total_cost)

@@ -122,10 +122,10 @@ gx_pipeline_release(GxPipeline *p, GxPipeBatch *b)
 	b->used = false;
 	p->head = (p->head + 1) % GX_PIPELINE_DEPTH;
 	p->count--;
-	/* refill at once: the device works while the consumer reads this one */
-	while (p->count < p->depth && !p->source_done)
-		if (!start_batch(p))
-			break;
+	/*
+	 * No refill here: gx_pipeline_next refills before it waits, and a node
+	 * being shut down must not read its (parallel) page source again.
+	 */
 }
 
 /* Drop every batch (cancelling those in flight). */
