@@ -520,9 +520,10 @@ gx_agg_accumulate(const GxAggSpec *spec, unsigned char *entry, const GxDatum *re
 				GX_ADD_F64(GX_ACC_F64(acc), r->v.f);
 				if (!gx_isnan(r->v.f) && !gx_isinf(r->v.f))
 				{
-					double		a = r->v.f < 0 ? -r->v.f : r->v.f;
+					/* |v| as bits: clear the sign (so -0.0 is 0, not the largest) */
+					uint64_t	abs_bits = *(const uint64_t *) &r->v.f & ~(UINT64_C(1) << 63);
 
-					GX_MAX_U64(GX_ACC_MAXABS(acc), *(const uint64_t *) &a);
+					GX_MAX_U64(GX_ACC_MAXABS(acc), abs_bits);
 				}
 				break;
 			case GX_AGG_MIN_INT:

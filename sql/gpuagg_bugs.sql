@@ -53,6 +53,13 @@ SELECT avg(f) FROM gx_agg_b2 WHERE g = 2;
 SELECT sum(f) FROM gx_agg_b2 WHERE g = 3;
 SELECT avg(f) FROM gx_agg_b2 WHERE g = 3;
 RESET gpuext.force_offload;
+-- a -0.0 in the group hid the largest |input| (its sign bit made it the
+-- largest bit pattern); found by the differential fuzzer
+INSERT INTO gx_agg_b2 VALUES (4, '-0', 1), (4, -1.7976931348623157e308, 1), (4, -1e300, 1);
+SELECT gx_agg_diff($$SELECT sum(f) AS s FROM gx_agg_b2 WHERE g = 4$$, false) !~ 'MISMATCH' AS same_as_stock;
+SET gpuext.force_offload = on;
+SELECT sum(f) FROM gx_agg_b2 WHERE g = 4;
+RESET gpuext.force_offload;
 DROP TABLE gx_agg_b2;
 
 --
