@@ -44,6 +44,7 @@ double		gx_storage_seq_read_us = 20.0;
 double		gx_storage_random_read_us = 100.0;
 double		gx_storage_seq_write_us = 40.0;
 double		gx_storage_random_write_us = 400.0;
+bool		gx_recost_spills = true;
 
 /* Define a real-valued cost parameter. */
 static void
@@ -117,6 +118,11 @@ gx_cost_define_gucs(void)
 	define_param("gpuext.cpu_engine_row_ns",
 				 "Nanoseconds of CPU engine work per row and device-program instruction.",
 				 &gx_cpu_engine_row_ns, 4.0, 0, 1e6);
+	DefineCustomBoolVariable("gpuext.recost_spills",
+							 "Re-costs PostgreSQL's spilling hash aggregations and sorts with the storage write costs.",
+							 "A page written to a temporary file costs PostgreSQL's page cost times "
+							 "storage_*_write_us / storage_*_read_us.",
+							 &gx_recost_spills, true, PGC_USERSET, 0, NULL, NULL, NULL);
 }
 
 /* Microseconds to cost units. */

@@ -188,5 +188,6 @@ _PG_init(void)
 	gx_register_service();
 	gx_client_init();
 	gx_gpuscan_init();
+	gx_spill_cost_init();		/* before GpuAgg: it compares with re-costed paths */
 	gx_gpuagg_init();
 }

@@ -1,0 +1,272 @@
+/*-------------------------------------------------------------------------
+ * spill.c
+ *		Re-cost PostgreSQL's own spilling operators with separate write
+ *		costs (the asymmetric read/write model of Bausch et al.).
+ *
+ * PostgreSQL prices a page written to a temporary file like a page read
+ * (random_page_cost, seq_page_cost).  On flash a write costs several
+ * reads.  From create_upper_paths_hook, before the paths of an upper
+ * relation compete, every hashed aggregation expected to spill and every
+ * sort expected to go to disk gets a surcharge: the pages PostgreSQL
+ * charged as written, times its own page cost, times (write / read - 1),
+ * where write / read is the ratio of the storage parameters that
+ * gpuext_calibrate() measures (gpuext.storage_*_write_us over
+ * gpuext.storage_*_read_us).  The page counts are PostgreSQL's own
+ * (costsize.c: cost_agg and cost_sort), so a plan that does not spill is
+ * never touched.  The surcharge is paid before the first row, so it is
+ * added to the startup and total cost of the node and of every node above
+ * it in the same relation.
+ *
+ * What this cannot reach (no hook sees those costs): hash joins that
+ * batch, sorts inside merge joins, Material nodes, and paths that add_path
+ * had already discarded because a path re-costed here looked cheaper.
+ *
+ * IDENTIFICATION
+ *		costmodel/spill.c
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "access/htup_details.h"
+#include "executor/nodeAgg.h"
+#include "miscadmin.h"
+#include "nodes/pathnodes.h"
+#include "optimizer/cost.h"
+#include "optimizer/optimizer.h"
+#include "optimizer/planner.h"
+#include "utils/guc.h"
+#include "utils/tuplesort.h"
+
+#include "cost.h"
+#include "gpuext.h"
+
+static create_upper_paths_hook_type prev_create_upper_paths_hook = NULL;
+
+/* a node of the relation already re-costed, and what it was charged */
+typedef struct Recosted
+{
+	Path	   *path;
+	Cost		surcharge;
+} Recosted;
+
+/* Bytes of 'tuples' rows of 'width' bytes in a temporary file (as costsize.c). */
+static double
+spill_bytes(double tuples, int width)
+{
+	return tuples * (MAXALIGN(width) + MAXALIGN(SizeofHeapTupleHeader));
+}
+
+/* Measured cost of a write over the cost of a read, minus one (>= -1). */
+static double
+extra_write_factor(double write_us, double read_us)
+{
+	if (read_us <= 0)
+		return 0;
+	return Max(write_us / read_us, 0) - 1.0;
+}
+
+/*
+ * Extra cost of the writes of a hashed aggregation that spills: the pages
+ * cost_agg charges as written (at random_page_cost), re-priced.
+ */
+static Cost
+hashagg_surcharge(PlannerInfo *root, AggPath *agg, Size transition_space)
+{
+	Path	   *input = agg->subpath;
+	double		entry_size;
+	double		nbatches;
+	double		depth;
+	double		pages_written;
+	Size		mem_limit;
+	uint64		ngroups_limit;
+	int			num_partitions;
+
+	entry_size = hash_agg_entry_size(list_length(root->aggtransinfos),
+									 input->pathtarget->width, transition_space);
+	hash_agg_set_limits(entry_size, agg->numGroups, 0, &mem_limit, &ngroups_limit,
+						&num_partitions);
+	nbatches = Max(agg->numGroups * entry_size / mem_limit,
+				   agg->numGroups / ngroups_limit);
+	nbatches = Max(ceil(nbatches), 1.0);
+	if (nbatches <= 1.0)
+		return 0;
+	depth = ceil(log(nbatches) / log(Max(num_partitions, 2)));
+	/* cost_agg doubles the pages of a hashed spill, written and read */
+	pages_written = 2.0 * depth * spill_bytes(input->rows, input->pathtarget->width) / BLCKSZ;
+	return pages_written * random_page_cost *
+		extra_write_factor(gx_storage_random_write_us, gx_storage_random_read_us);
+}
+
+/*
+ * Extra cost of the writes of a sort that goes to disk: cost_sort charges
+ * 2 * pages * passes accesses, 3/4 sequential; half of them are writes.
+ */
+static Cost
+sort_surcharge(SortPath *sort, double limit_tuples)
+{
+	Path	   *input = sort->subpath;
+	double		tuples = input->rows;
+	double		input_bytes = spill_bytes(tuples, input->pathtarget->width);
+	double		output_bytes = input_bytes;
+	double		sort_mem_bytes = work_mem * 1024.0;
+	double		nruns;
+	double		merge_order;
+	double		passes;
+	double		pages_written;
+
+	if (limit_tuples > 0 && limit_tuples < tuples)
+		output_bytes = spill_bytes(limit_tuples, input->pathtarget->width);
+	if (output_bytes <= sort_mem_bytes)
+		return 0;
+	nruns = input_bytes / sort_mem_bytes * 0.5;
+	merge_order = tuplesort_merge_order((int64) sort_mem_bytes);
+	passes = nruns > merge_order ? ceil(log(nruns) / log(merge_order)) : 1.0;
+	pages_written = ceil(input_bytes / BLCKSZ) * passes;
+	return pages_written *
+		(0.75 * seq_page_cost *
+		 extra_write_factor(gx_storage_seq_write_us, gx_storage_seq_read_us) +
+		 0.25 * random_page_cost *
+		 extra_write_factor(gx_storage_random_write_us, gx_storage_random_read_us));
+}
+
+/* The one input of a path whose cost includes its input's, or NULL. */
+static Path *
+single_input(Path *p)
+{
+	switch (nodeTag(p))
+	{
+		case T_AggPath:
+			return ((AggPath *) p)->subpath;
+		case T_SortPath:
+		case T_IncrementalSortPath:
+			return ((SortPath *) p)->subpath;
+		case T_GroupPath:
+			return ((GroupPath *) p)->subpath;
+		case T_ProjectionPath:
+			return ((ProjectionPath *) p)->subpath;
+		case T_UpperUniquePath:
+			return ((UpperUniquePath *) p)->subpath;
+		case T_LimitPath:
+			return ((LimitPath *) p)->subpath;
+		case T_GatherPath:
+			return ((GatherPath *) p)->subpath;
+		case T_GatherMergePath:
+			return ((GatherMergePath *) p)->subpath;
+		case T_WindowAggPath:
+			return ((WindowAggPath *) p)->subpath;
+		default:
+			return NULL;
+	}
+}
+
+/* what the paths of one upper relation are re-costed with */
+typedef struct RecostContext
+{
+	PlannerInfo *root;
+	RelOptInfo *rel;
+	Size		transition_space;	/* of the aggregates' states (cost_agg) */
+	double		limit_tuples;	/* a bounded sort's output, or -1 */
+	List	   *done;			/* Recosted nodes */
+	bool		changed;		/* some node got a surcharge */
+} RecostContext;
+
+/*
+ * Re-cost 'p' and the nodes under it that belong to the relation (nodes
+ * of lower relations were re-costed, if at all, before these were built
+ * on them).  Returns the surcharge added to p; each node is charged once.
+ */
+static Cost
+recost_path(RecostContext *cx, Path *p)
+{
+	ListCell   *lc;
+	Path	   *input;
+	Cost		surcharge = 0;
+	Recosted   *r;
+
+	if (p->parent != cx->rel)
+		return 0;
+	foreach(lc, cx->done)
+	{
+		r = lfirst(lc);
+		if (r->path == p)
+			return r->surcharge;
+	}
+	input = single_input(p);
+	if (input != NULL)
+		surcharge += recost_path(cx, input);
+	if (IsA(p, AggPath) && ((AggPath *) p)->aggstrategy == AGG_HASHED)
+		surcharge += hashagg_surcharge(cx->root, (AggPath *) p, cx->transition_space);
+	else if (IsA(p, SortPath))
+		surcharge += sort_surcharge((SortPath *) p, cx->limit_tuples);
+	/* never below zero: a write factor of -1 only removes what was charged */
+	surcharge = Max(surcharge, -p->startup_cost);
+	if (surcharge != 0)
+		cx->changed = true;
+	p->startup_cost += surcharge;
+	p->total_cost += surcharge;
+	r = palloc(sizeof(Recosted));
+	r->path = p;
+	r->surcharge = surcharge;
+	cx->done = lappend(cx->done, r);
+	return surcharge;
+}
+
+/* list_sort comparator: by total cost, as add_path keeps its lists */
+static int
+compare_total_cost(const ListCell *a, const ListCell *b)
+{
+	Cost		ca = ((Path *) lfirst(a))->total_cost;
+	Cost		cb = ((Path *) lfirst(b))->total_cost;
+
+	return ca < cb ? -1 : ca > cb ? 1 : 0;
+}
+
+/*
+ * create_upper_paths_hook: re-cost the spilling paths of an upper
+ * relation before they compete (and before GpuAgg compares with them).
+ */
+static void
+spill_recost_upper_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo *input_rel,
+						 RelOptInfo *output_rel, void *extra)
+{
+	RecostContext cx = {root, output_rel, 0, -1, NIL, false};
+	ListCell   *lc;
+
+	if (prev_create_upper_paths_hook)
+		prev_create_upper_paths_hook(root, stage, input_rel, output_rel, extra);
+	if (!gx_recost_spills || !gpuext_enabled)
+		return;
+	gx_cost_refresh();
+	if ((stage == UPPERREL_GROUP_AGG || stage == UPPERREL_PARTIAL_GROUP_AGG) && extra != NULL)
+	{
+		GroupPathExtraData *gd = extra;
+
+		cx.transition_space = stage == UPPERREL_PARTIAL_GROUP_AGG ?
+			gd->agg_partial_costs.transitionSpace : gd->agg_final_costs.transitionSpace;
+	}
+	if (stage == UPPERREL_ORDERED)
+		cx.limit_tuples = root->limit_tuples;
+	foreach(lc, output_rel->pathlist)
+		recost_path(&cx, lfirst(lc));
+	foreach(lc, output_rel->partial_pathlist)
+		recost_path(&cx, lfirst(lc));
+	list_free_deep(cx.done);
+	if (!cx.changed)
+		return;
+	/* the cheapest first again: callers take linitial(partial_pathlist) */
+	list_sort(output_rel->pathlist, compare_total_cost);
+	list_sort(output_rel->partial_pathlist, compare_total_cost);
+}
+
+/*
+ * Define gpuext.recost_spills and install the hook; from _PG_init, before
+ * GpuAgg's hook, so that GpuAgg sees the re-costed paths.
+ */
+void
+gx_spill_cost_init(void)
+{
+	prev_create_upper_paths_hook = create_upper_paths_hook;
+	create_upper_paths_hook = spill_recost_upper_paths;
+}

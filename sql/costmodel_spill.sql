@@ -1,0 +1,92 @@
+-- PostgreSQL's spilling operators re-costed with separate write costs
+-- (gpuext.recost_spills): a hashed aggregation that spills and a sort that
+-- goes to disk pay (write / read - 1) times PostgreSQL's price for the
+-- pages they write; nothing else changes.  The storage parameters are set
+-- here, so the test does not depend on what a calibration stored.
+SET max_parallel_workers_per_gather = 0;
+SET work_mem = '1MB';
+SET gpuext.storage_seq_read_us = 20;
+SET gpuext.storage_random_read_us = 100;
+SET gpuext.storage_seq_write_us = 20;
+SET gpuext.storage_random_write_us = 100;
+CREATE TABLE cs_t (a int, b int, t text);
+INSERT INTO cs_t SELECT g, g % 1000, md5(g::text) FROM generate_series(1, 200000) g;
+ANALYZE cs_t;
+-- the top plan node and its total cost
+CREATE FUNCTION cs_plan(q text, OUT node text, OUT total float8) AS $$
+DECLARE
+  j json;
+BEGIN
+  EXECUTE 'EXPLAIN (FORMAT JSON) ' || q INTO j;
+  node := coalesce(j->0->'Plan'->>'Strategy' || ' ', '') || (j->0->'Plan'->>'Node Type');
+  total := (j->0->'Plan'->>'Total Cost')::float8;
+END $$ LANGUAGE plpgsql;
+-- the plan of q for each value of a parameter
+CREATE FUNCTION cs_sweep(guc text, vals float8[], q text)
+RETURNS TABLE (value float8, node text, total float8) AS $$
+BEGIN
+  FOREACH value IN ARRAY vals LOOP
+    PERFORM set_config(guc, value::text, true);
+    SELECT p.node, round(p.total) INTO node, total FROM cs_plan(q) p;
+    RETURN NEXT;
+  END LOOP;
+END $$ LANGUAGE plpgsql;
+
+-- writes as cheap as reads: exactly PostgreSQL's costs
+SELECT node, total FROM cs_plan('SELECT a, count(*) FROM cs_t GROUP BY a');
+SET gpuext.recost_spills = off;
+SELECT node, total FROM cs_plan('SELECT a, count(*) FROM cs_t GROUP BY a');
+RESET gpuext.recost_spills;
+
+-- sweep the random write cost: the spilling hashed aggregation loses to a
+-- sort and a sorted aggregation once writes cost 3 to 4 reads
+SELECT value AS random_write_us, node, total
+  FROM cs_sweep('gpuext.storage_random_write_us', '{100, 150, 200, 300, 400, 800}',
+                'SELECT a, count(*) FROM cs_t GROUP BY a');
+SET gpuext.storage_random_write_us = 400;
+
+-- an external sort costs more with dearer sequential writes ...
+SELECT value AS seq_write_us, node, total
+  FROM cs_sweep('gpuext.storage_seq_write_us', '{20, 40, 80}', 'SELECT * FROM cs_t ORDER BY t');
+SET gpuext.storage_seq_write_us = 40;
+
+-- ... but nothing that stays in memory changes: the same costs as with
+-- the re-costing off
+CREATE FUNCTION cs_unchanged(q text) RETURNS boolean AS $$
+DECLARE
+  on_cost float8;
+  off_cost float8;
+BEGIN
+  SELECT total INTO on_cost FROM cs_plan(q);
+  PERFORM set_config('gpuext.recost_spills', 'off', true);
+  SELECT total INTO off_cost FROM cs_plan(q);
+  PERFORM set_config('gpuext.recost_spills', 'on', true);
+  RETURN on_cost = off_cost;
+END $$ LANGUAGE plpgsql;
+SELECT cs_unchanged('SELECT b, count(*) FROM cs_t GROUP BY b') AS few_groups;
+SELECT cs_unchanged('SELECT * FROM cs_t ORDER BY t LIMIT 10') AS bounded_sort;
+SELECT cs_unchanged('SELECT * FROM cs_t WHERE a < 1000 ORDER BY t') AS small_sort;
+SELECT NOT cs_unchanged('SELECT * FROM cs_t ORDER BY t') AS external_sort;
+SET work_mem = '64MB';
+SELECT cs_unchanged('SELECT a, count(*) FROM cs_t GROUP BY a') AS fits_work_mem;
+SELECT cs_unchanged('SELECT * FROM cs_t ORDER BY t') AS sort_fits_work_mem;
+SET work_mem = '1MB';
+
+-- the re-costed plan is above the spill (a LIMIT over the sorted
+-- aggregation pays the whole surcharge: it is paid before the first row)
+EXPLAIN (COSTS OFF) SELECT a, count(*) FROM cs_t GROUP BY a ORDER BY a LIMIT 5;
+SELECT a, count(*) FROM cs_t GROUP BY a ORDER BY a LIMIT 5;
+
+-- gpuext.enabled = off is stock PostgreSQL: no re-costing
+SET gpuext.enabled = off;
+SELECT node FROM cs_plan('SELECT a, count(*) FROM cs_t GROUP BY a');
+RESET gpuext.enabled;
+
+-- both plans give the same groups
+SELECT count(*), sum(c) FROM (SELECT a, count(*) c FROM cs_t GROUP BY a) s;
+SET gpuext.recost_spills = off;
+SELECT count(*), sum(c) FROM (SELECT a, count(*) c FROM cs_t GROUP BY a) s;
+
+RESET ALL;
+DROP TABLE cs_t;
+DROP FUNCTION cs_plan(text), cs_unchanged(text), cs_sweep(text, float8[], text);
