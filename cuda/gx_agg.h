@@ -51,7 +51,9 @@ typedef enum GxAggKind
 	GX_AGG_MAX_INT,
 	GX_AGG_MIN_FLOAT,			/* n, double min with NaN largest */
 	GX_AGG_MAX_FLOAT,
-	GX_AGG_KEY_SCALE			/* n, largest display scale of a numeric key */
+	GX_AGG_KEY_SCALE,			/* n, largest display scale of a numeric key */
+	GX_AGG_VARIANCE				/* n, int128 sum and sum of squares (integers or
+								 * numeric at a fixed scale), max scale */
 } GxAggKind;
 
 typedef struct GxAggKey
@@ -117,10 +119,14 @@ gx_agg_entry(GxAggTable *t, const GxAggSpec *spec, uint64_t i)
 #define GX_ACC_SCALE(p)		((int32_t *) ((p) + 24))
 #define GX_ACC_ABSSUM(p)	((double *) ((p) + 32))	/* SUM_NUMERIC: sum of |v| */
 #define GX_ACC_MAXABS(p)	((uint64_t *) ((p) + 16))	/* SUM_FLOAT: bits of max |v| */
+#define GX_ACC_SQ_LO(p)		((uint64_t *) ((p) + 40))	/* VARIANCE: sum of squares */
+#define GX_ACC_SQ_HI(p)		((uint64_t *) ((p) + 48))
+#define GX_ACC_SQ_ABSSUM(p) ((double *) ((p) + 56))	/* VARIANCE: the same in double */
 
 /*
- * Sums that the device cannot vouch for: an int128 numeric sum whose
- * magnitude could have passed 2^127 (the sum of |v| is a bound), and a
+ * Sums that the device cannot vouch for: an int128 numeric sum (or sum of
+ * squares) whose magnitude could have passed 2^127 (the sum of |v| is a
+ * bound), and a
  * float sum with an input so large that PostgreSQL's accumulation (which
  * squares its inputs for avg) could overflow and raise an error.
  */
@@ -143,6 +149,8 @@ gx_agg_acc_size(int kind)
 			return 32;			/* n, lo, hi, max scale */
 		case GX_AGG_SUM_FLOAT:
 			return 32;			/* n, sum, max |v| */
+		case GX_AGG_VARIANCE:
+			return 64;			/* as SUM_NUMERIC, then sum of squares, its |bound| */
 		default:
 			return 16;			/* n, value */
 	}
@@ -337,11 +345,18 @@ gx_agg_init_entry(const GxAggSpec *spec, unsigned char *entry)
 			case GX_AGG_SUM_INT:
 			case GX_AGG_SUM_NUMERIC:
 			case GX_AGG_KEY_SCALE:
+			case GX_AGG_VARIANCE:
 				*GX_ACC_LO(acc) = 0;
 				*GX_ACC_HI(acc) = 0;
 				*GX_ACC_SCALE(acc) = 0;
-				if (f->kind == GX_AGG_SUM_NUMERIC)
+				if (f->kind == GX_AGG_SUM_NUMERIC || f->kind == GX_AGG_VARIANCE)
 					*GX_ACC_ABSSUM(acc) = 0.0;
+				if (f->kind == GX_AGG_VARIANCE)
+				{
+					*GX_ACC_SQ_LO(acc) = 0;
+					*GX_ACC_SQ_HI(acc) = 0;
+					*GX_ACC_SQ_ABSSUM(acc) = 0.0;
+				}
 				break;
 			case GX_AGG_SUM_FLOAT:
 				/* sum() starts from its first input (so -0 stays -0), avg() from +0 */
@@ -420,18 +435,54 @@ gx_agg_find_or_insert(GxAggTable *t, const GxAggSpec *spec, const unsigned char 
 	return -1;
 }
 
-/* add a signed 128-bit value to an accumulator as two 64-bit halves */
+/* add a signed 128-bit value to a sum kept as two 64-bit halves */
 GX_ATOMIC_FUNC void
-gx_acc_add_i128(unsigned char *acc, __int128 v)
+gx_add_i128_halves(uint64_t *lo_p, uint64_t *hi_p, __int128 v)
 {
 	uint64_t	lo = (uint64_t) v;
 	uint64_t	hi = (uint64_t) (v >> 64);
-	uint64_t	old = GX_ADD_U64(GX_ACC_LO(acc), lo);
+	uint64_t	old = GX_ADD_U64(lo_p, lo);
 
 	if (old + lo < old)
 		hi++;					/* carry out of the low half */
 	if (hi)
-		GX_ADD_U64(GX_ACC_HI(acc), hi);
+		GX_ADD_U64(hi_p, hi);
+}
+
+/* add a signed 128-bit value to an accumulator's sum */
+GX_ATOMIC_FUNC void
+gx_acc_add_i128(unsigned char *acc, __int128 v)
+{
+	gx_add_i128_halves(GX_ACC_LO(acc), GX_ACC_HI(acc), v);
+}
+
+/* the 128-bit value of two 64-bit halves */
+GX_FUNC __int128
+gx_i128_of_halves(const unsigned char *lo_p)
+{
+	return (__int128) (((unsigned __int128) *(const uint64_t *) (lo_p + 8) << 64) |
+					   *(const uint64_t *) lo_p);
+}
+
+/*
+ * Accumulate v (an integer, or a numeric at the accumulator's fixed
+ * scale) and its square.  Returns -1 when the square could not fit in
+ * 127 bits (only a numeric upscaled past 2^63 can do that).
+ */
+GX_ATOMIC_FUNC int
+gx_acc_add_variance(unsigned char *acc, __int128 v)
+{
+	const __int128 limit = (__int128) GX_INT64_MAX + 1;
+	__int128	sq;
+
+	if (v > limit || v < -limit)
+		return -1;
+	sq = v * v;
+	gx_acc_add_i128(acc, v);
+	gx_add_i128_halves(GX_ACC_SQ_LO(acc), GX_ACC_SQ_HI(acc), sq);
+	GX_ADD_F64(GX_ACC_ABSSUM(acc), v < 0 ? -(double) v : (double) v);
+	GX_ADD_F64(GX_ACC_SQ_ABSSUM(acc), (double) sq);
+	return 0;
 }
 
 /*
@@ -516,6 +567,21 @@ gx_agg_accumulate(const GxAggSpec *spec, unsigned char *entry, const GxDatum *re
 					GX_ADD_F64(GX_ACC_ABSSUM(acc), v < 0 ? -(double) v : (double) v);
 					break;
 				}
+			case GX_AGG_VARIANCE:
+				{
+					__int128	v = r->v.i;
+
+					if (f->type == GX_TYPE_NUMERIC)
+					{
+						if (r->scale > f->scale ||
+							gx_numeric_upscale(r->v.n, f->scale - r->scale, &v) != 0)
+							return -1;
+						GX_MAX_I32(GX_ACC_SCALE(acc), r->scale);
+					}
+					if (gx_acc_add_variance(acc, v) != 0)
+						return -1;
+					break;
+				}
 			case GX_AGG_SUM_FLOAT:
 				GX_ADD_F64(GX_ACC_F64(acc), r->v.f);
 				if (!gx_isnan(r->v.f) && !gx_isinf(r->v.f))
@@ -569,18 +635,19 @@ gx_agg_merge(const GxAggSpec *spec, unsigned char *dst, const unsigned char *src
 				break;
 			case GX_AGG_SUM_INT:
 			case GX_AGG_SUM_NUMERIC:
+			case GX_AGG_VARIANCE:
+				gx_acc_add_i128(d, gx_i128_of_halves(s + 8));
+				if (f->kind != GX_AGG_SUM_INT)
 				{
-					unsigned __int128 v = ((unsigned __int128) *(const uint64_t *) (s + 16) << 64) |
-						*(const uint64_t *) (s + 8);
-
-					gx_acc_add_i128(d, (__int128) v);
-					if (f->kind == GX_AGG_SUM_NUMERIC)
-					{
-						GX_MAX_I32(GX_ACC_SCALE(d), *(const int32_t *) (s + 24));
-						GX_ADD_F64(GX_ACC_ABSSUM(d), *(const double *) (s + 32));
-					}
-					break;
+					GX_MAX_I32(GX_ACC_SCALE(d), *(const int32_t *) (s + 24));
+					GX_ADD_F64(GX_ACC_ABSSUM(d), *(const double *) (s + 32));
 				}
+				if (f->kind == GX_AGG_VARIANCE)
+				{
+					gx_add_i128_halves(GX_ACC_SQ_LO(d), GX_ACC_SQ_HI(d), gx_i128_of_halves(s + 40));
+					GX_ADD_F64(GX_ACC_SQ_ABSSUM(d), *(const double *) (s + 56));
+				}
+				break;
 			case GX_AGG_SUM_FLOAT:
 				GX_ADD_F64(GX_ACC_F64(d), *(const double *) (s + 8));
 				GX_MAX_U64(GX_ACC_MAXABS(d), *(const uint64_t *) (s + 16));

@@ -60,6 +60,7 @@
 #include "utils/selfuncs.h"
 #include "utils/timestamp.h"
 
+#include "aggstate.h"
 #include "codegen.h"
 #include "cost.h"
 #include "gpuagg.h"
@@ -76,7 +77,8 @@ typedef enum GxAggFinal
 	GXF_SUM_TO_FLOAT8,			/* sum(float8) */
 	GXF_AVG_TO_NUMERIC,			/* avg of integers and numeric: numeric_div(sum, n) */
 	GXF_AVG_TO_FLOAT8,			/* avg(float4/float8) */
-	GXF_MINMAX					/* the value, in the input type */
+	GXF_MINMAX,					/* the value, in the input type */
+	GXF_VARIANCE				/* variance/stddev: PostgreSQL's final function */
 } GxAggFinal;
 
 typedef struct GxAggDef
@@ -116,10 +118,29 @@ static const GxAggDef gx_agg_defs[] = {
 	{F_MIN_FLOAT8, GX_AGG_MIN_FLOAT, GXF_MINMAX},
 	{F_MAX_FLOAT4, GX_AGG_MAX_FLOAT, GXF_MINMAX},
 	{F_MAX_FLOAT8, GX_AGG_MAX_FLOAT, GXF_MINMAX},
+#define VARIANCE_DEFS(type) \
+	{F_VARIANCE_##type, GX_AGG_VARIANCE, GXF_VARIANCE}, \
+	{F_VAR_SAMP_##type, GX_AGG_VARIANCE, GXF_VARIANCE}, \
+	{F_VAR_POP_##type, GX_AGG_VARIANCE, GXF_VARIANCE}, \
+	{F_STDDEV_##type, GX_AGG_VARIANCE, GXF_VARIANCE}, \
+	{F_STDDEV_SAMP_##type, GX_AGG_VARIANCE, GXF_VARIANCE}, \
+	{F_STDDEV_POP_##type, GX_AGG_VARIANCE, GXF_VARIANCE}
+	VARIANCE_DEFS(INT2),
+	VARIANCE_DEFS(INT4),
+	VARIANCE_DEFS(INT8),
+	VARIANCE_DEFS(NUMERIC),
 };
 
 /* numeric sums keep this many decimals when the input's scale is unknown */
 #define DEFAULT_NUMERIC_SCALE	16
+
+/*
+ * Numeric variances square their inputs at the fixed scale, so they keep
+ * fewer decimals (an input must stay below 2^63 at that scale); inputs
+ * with more decimals send the aggregation back to PostgreSQL's plan.
+ */
+#define DEFAULT_VARIANCE_SCALE	6
+#define MAX_VARIANCE_SCALE		12
 
 /* shared state of a parallel GpuAgg, in the DSM segment */
 typedef struct GpuAggShared
@@ -796,6 +817,12 @@ build_agg_program(GpuAggState *gas)
 
 			f->scale = (sc < 0) ? DEFAULT_NUMERIC_SCALE : Min(sc, 30);
 		}
+		else if (def->kind == GX_AGG_VARIANCE && f->type == GX_TYPE_NUMERIC)
+		{
+			int			sc = numeric_scale_of(agg_input(agg));
+
+			f->scale = (sc < 0) ? DEFAULT_VARIANCE_SCALE : Min(sc, MAX_VARIANCE_SCALE);
+		}
 		off += gx_agg_acc_size(def->kind);
 		k++;
 	}
@@ -992,13 +1019,18 @@ sums_are_exact(GpuAggState *gas)
 	{
 		const GxAggFunc *f = &gas->spec.aggs[a];
 
-		if (f->kind != GX_AGG_SUM_NUMERIC && f->kind != GX_AGG_SUM_FLOAT)
+		if (f->kind != GX_AGG_SUM_NUMERIC && f->kind != GX_AGG_SUM_FLOAT &&
+			f->kind != GX_AGG_VARIANCE)
 			continue;
 		for (uint64 g = 0; g < gas->ngroups; g++)
 		{
 			unsigned char *acc = (unsigned char *) gas->groups + g * gas->spec.entry_size + f->offset;
 
 			if (f->kind == GX_AGG_SUM_NUMERIC && *GX_ACC_ABSSUM(acc) >= GX_NUMERIC_SUM_LIMIT)
+				return false;
+			if (f->kind == GX_AGG_VARIANCE &&
+				(*GX_ACC_ABSSUM(acc) >= GX_NUMERIC_SUM_LIMIT ||
+				 *GX_ACC_SQ_ABSSUM(acc) >= GX_NUMERIC_SUM_LIMIT))
 				return false;
 			if (f->kind == GX_AGG_SUM_FLOAT &&
 				*(double *) GX_ACC_MAXABS(acc) >= GX_FLOAT_INPUT_LIMIT)
@@ -1082,7 +1114,7 @@ fetch_groups(GpuAggState *gas)
 	}
 	if (!sums_are_exact(gas))
 	{
-		gas->fallback_reason = "a sum the device cannot vouch for (numeric near 10^38, or a float input beyond 1e154)";
+		gas->fallback_reason = "a sum the device cannot vouch for (numeric or sum of squares near 10^38, or a float input beyond 1e154)";
 		return false;
 	}
 	gas->empty_group = (gas->nkeys == 0 && gas->ngroups == 0);
@@ -1225,14 +1257,6 @@ int128_to_numeric_datum(__int128 v, int scale)
 							   ObjectIdGetDatum(InvalidOid), Int32GetDatum(-1));
 }
 
-/* The int128 sum of an accumulator. */
-static __int128
-acc_sum(const unsigned char *acc)
-{
-	return (__int128) (((unsigned __int128) *(const uint64 *) (acc + 16) << 64) |
-					   *(const uint64 *) (acc + 8));
-}
-
 /* A key of an entry as a Datum of the key's type. */
 static Datum
 key_datum(GpuAggState *gas, int k, const unsigned char *entry, bool *isnull)
@@ -1313,7 +1337,7 @@ agg_datum(GpuAggState *gas, int a, const unsigned char *entry, bool *isnull)
 	{
 		case GXF_SUM_TO_INT8:
 			{
-				__int128	s = acc_sum(acc);
+				__int128	s = gx_i128_of_halves(acc + 8);
 
 				if (s > PG_INT64_MAX || s < PG_INT64_MIN)
 					ereport(ERROR,
@@ -1324,7 +1348,7 @@ agg_datum(GpuAggState *gas, int a, const unsigned char *entry, bool *isnull)
 		case GXF_SUM_TO_NUMERIC:
 		case GXF_AVG_TO_NUMERIC:
 			{
-				__int128	s = acc_sum(acc);
+				__int128	s = gx_i128_of_halves(acc + 8);
 				int			scale = 0;
 				Datum		sum;
 
@@ -1340,6 +1364,26 @@ agg_datum(GpuAggState *gas, int a, const unsigned char *entry, bool *isnull)
 					return sum;
 				return DirectFunctionCall2(numeric_div, sum,
 										   NumericGetDatum(int64_to_numeric((int64) n)));
+			}
+		case GXF_VARIANCE:
+			{
+				__int128	s = gx_i128_of_halves(acc + 8);
+				__int128	sq = gx_i128_of_halves(acc + 40);
+				int			scale = 0;
+
+				if (f->type == GX_TYPE_NUMERIC)
+				{
+					/* back from the fixed scale to the largest input scale */
+					scale = *(const int32 *) (acc + 24);
+					for (int i = scale; i < f->scale; i++)
+					{
+						s /= 10;
+						sq /= 100;
+					}
+				}
+				return gx_finish_variance(agg->aggfnoid, (int64) n,
+										  int128_to_numeric_datum(s, scale),
+										  int128_to_numeric_datum(sq, 2 * scale), scale, isnull);
 			}
 		case GXF_SUM_TO_FLOAT8:
 			return Float8GetDatum(*(const double *) (acc + 8));
