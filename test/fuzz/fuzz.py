@@ -1045,6 +1045,13 @@ def agg_item(g, depth):
             return E("agg", rt, "", [arg, filt], func=f, floatsum=True), "approx"
         rt = "numeric" if (f == "avg" or t in ("int8", "numeric")) else "int8"
         return E("agg", rt, "", [arg, filt], func=f), "exact"
+    if roll < 0.62:
+        t = g.pick(INTS + ("numeric",) + FLOATS)
+        f = g.pick(("variance", "var_samp", "var_pop", "stddev", "stddev_samp", "stddev_pop"))
+        g.tag("variance/stddev(%s)" % t)
+        if t in FLOATS:
+            return E("agg", "float8", "", [g.expr(t, depth), filt], func=f, floatsum=True), "approx"
+        return E("agg", "numeric", "", [g.expr(t, depth), filt], func=f), "exact"
     if roll < 0.88:
         t = g.pick(INTS + FLOATS + ("numeric", "date", "timestamp", "timestamptz"))
         f = g.pick(("min", "max"))
