@@ -25,11 +25,12 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import datagen  # noqa: E402
+import decisions  # noqa: E402
 from pq import Conn, PGError  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DEFAULT_SETS = ["virginian", "scan", "tpch", "groupby"]
-ALL_SETS = ["virginian", "scan", "tpch", "ssb", "groupby", "mixed"]
+ALL_SETS = ["virginian", "scan", "tpch", "ssb", "groupby", "mixed", "costmodel"]
 
 # result columns of these types are compared with a tolerance
 FLOAT4, FLOAT8 = 700, 701
@@ -46,6 +47,12 @@ def env(name, default=None):
 
 def log(msg):
     print(msg, flush=True)
+
+
+def flag_env(name):
+    """True / False from a 0/1 (on/off, yes/no) variable; None when unset."""
+    v = env(name)
+    return None if v is None else v.lower() not in ("0", "off", "no", "false")
 
 
 class Options:
@@ -65,6 +72,9 @@ class Options:
         self.timeout_s = int(env("BENCH_STATEMENT_TIMEOUT", "900"))
         self.force_parallel = env("BENCH_FORCE_PARALLEL", "0") == "1"
         self.run_all = env("BENCH_RUN_ALL", "0") == "1"
+        # None: decided by the selected queries (on with a decision report)
+        self.calibrate = flag_env("BENCH_CALIBRATE")
+        self.cpu_as_gpu = flag_env("BENCH_CPU_AS_GPU")
         self.client_rows = int(env("BENCH_CLIENT_ROWS", "100000"))
         self.data_dir = env("BENCH_DATA_DIR", "/tmp/gpuext-bench")
         self.port = env("BENCH_PORT", "5497")
@@ -83,38 +93,43 @@ class Options:
 # ---------------------------------------------------------------------------
 
 class Query:
-    def __init__(self, qset, name, sql, tables):
+    def __init__(self, qset, name, sql, tables, reports=()):
         self.set = qset
         self.name = name
         self.sql = sql
         self.tables = tables
+        # "-- report: decisions": the cost model's decision report (calibrate
+        # first, always time gx_auto, judge auto against the forced plans)
+        self.decisions = "decisions" in reports
 
 
 def load_sets():
-    """{set: (tables, [Query], includes)} from queries/*.sql."""
+    """{set: (tables, [Query], includes, reports)} from queries/*.sql."""
     sets = {}
     qdir = os.path.join(HERE, "queries")
     for fn in sorted(os.listdir(qdir)):
         if not fn.endswith(".sql"):
             continue
         name = fn[:-4]
-        tables, includes, queries = [], [], []
+        tables, includes, reports, queries = [], [], [], []
         cur, buf = None, []
 
         def flush():
             if cur is not None:
                 sql = "\n".join(buf).strip().rstrip(";").strip()
-                queries.append(Query(name, cur, sql, tables))
+                queries.append(Query(name, cur, sql, tables, reports))
 
         for line in open(os.path.join(qdir, fn)):
             s = line.strip()
-            m = re.match(r"--\s*(set|tables|name|include):\s*(.*)$", s)
+            m = re.match(r"--\s*(set|tables|name|include|report):\s*(.*)$", s)
             if m:
                 key, val = m.group(1), m.group(2).strip()
                 if key == "tables":
                     tables.extend(t for t in re.split(r"[,\s]+", val) if t)
                 elif key == "include":
                     includes.extend(t for t in re.split(r"[,\s]+", val) if t)
+                elif key == "report":
+                    reports.extend(t for t in re.split(r"[,\s]+", val) if t)
                 elif key == "name":
                     flush()
                     cur, buf = val, []
@@ -123,14 +138,14 @@ def load_sets():
                 continue
             buf.append(line.rstrip("\n"))
         flush()
-        sets[name] = (tables, queries, includes)
+        sets[name] = (tables, queries, includes, reports)
     return sets
 
 
 def select_queries(opts):
     sets = load_sets()
     by_name = {}
-    for qset, (_, qs, _) in sets.items():
+    for qset, (_, qs, _, _) in sets.items():
         for q in qs:
             by_name[q.name] = q
     chosen = []
@@ -143,14 +158,14 @@ def select_queries(opts):
             toks = [tok]
         for t in toks:
             if t in sets:
-                _, qs, inc = sets[t]
+                _, qs, inc, reports = sets[t]
                 for q in qs:
                     chosen.append(q)
                 for n in inc:
                     if n not in by_name:
                         raise SystemExit("bench: set %s includes unknown query %s" % (t, n))
                     q = by_name[n]
-                    chosen.append(Query(t, q.name, q.sql, q.tables))
+                    chosen.append(Query(t, q.name, q.sql, q.tables, reports))
             elif t in by_name:
                 chosen.append(by_name[t])
             else:
@@ -595,7 +610,9 @@ def run_case(opts, q, cfg):
     try:
         plan = json.loads(c.one("EXPLAIN (FORMAT JSON) " + q.sql))
         shape, gx, _ = plan_summary(plan)
-        if cfg.gx and gx["nodes"] == 0 and not opts.run_all:
+        # the calibrated planner's choice is what a decision report judges:
+        # gx_auto is timed even when it chose the stock plan
+        if cfg.gx and gx["nodes"] == 0 and not opts.run_all and not (q.decisions and cfg.name == "gx_auto"):
             case.status, case.note, case.plan, case.shape = "skipped", "not offloaded", plan, shape
             return case
         st0 = gx_status(c)
@@ -913,7 +930,7 @@ def geomean(xs):
     return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else None
 
 
-def summary_text(opts, info, limits, phases, configs, summary, gx_ref, cold_mode, cases_by_q, queries):
+def summary_text(opts, info, limits, phases, configs, summary, gx_ref, cold_mode, cases_by_q, queries, more=()):
     L = []
     L.append("gpuext benchmark  %s  scale %s (seed %d)  reps %d  %s" % (
         info.get("date", ""), opts.scale_name, opts.seed, opts.reps, info.get("hostname", "")))
@@ -1007,6 +1024,7 @@ def summary_text(opts, info, limits, phases, configs, summary, gx_ref, cold_mode
     if budget_skipped:
         L.append("skip: not run, the time budget (BENCH_TIME_BUDGET_S=%s) was spent: %s" % (
             env("BENCH_TIME_BUDGET_S"), ", ".join(budget_skipped)))
+    L.extend(more)
     fails = [(r["query"], n) for r in summary for n in r["notes"]]
     if fails:
         L.append("")
@@ -1016,7 +1034,7 @@ def summary_text(opts, info, limits, phases, configs, summary, gx_ref, cold_mode
     return "\n".join(L)
 
 
-def write_outputs(opts, info, limits, phases, configs, queries, cases_by_q, summary, cold_mode):
+def write_outputs(opts, info, limits, phases, configs, queries, cases_by_q, summary, cold_mode, extra):
     os.makedirs(opts.out, exist_ok=True)
     with open(os.path.join(opts.out, "results.csv"), "w", newline="") as f:
         w = csv.writer(f)
@@ -1049,6 +1067,7 @@ def write_outputs(opts, info, limits, phases, configs, queries, cases_by_q, summ
            "limits": limits, "phases": [{"phase": n, "seconds": s} for n, s in phases],
            "configs": [{"name": c.name, "gucs": c.gucs, "description": c.desc} for c in configs],
            "summary": summary, "cases": []}
+    doc.update((k, v) for k, v in extra.items() if v is not None)
     for q in queries:
         for cfg in configs:
             c = cases_by_q[q.name].get(cfg.name)
@@ -1162,14 +1181,38 @@ def main_run(opts):
             raise SystemExit("bench: unknown configuration(s) %s" % ", ".join(unknown))
         configs = [c for c in configs if c.name in opts.configs or c.name not in
                    {a.name for a in all_configs(opts)}]
+    decision_qs = [q for q in queries if q.decisions]
     if not gpu:
-        skipped = [c.name for c in configs if c.gpu]
-        configs = [c for c in configs if not c.gpu]
-        if skipped:
-            log("bench: no GPU (%s): skipping %s" % (info.get("service_detail") or info.get("service_state"),
-                                                    ", ".join(skipped)))
+        gpu_cfgs = [c for c in configs if c.gpu]
+        no_gpu = info.get("service_detail") or info.get("service_state")
+        cpu_as_gpu = opts.cpu_as_gpu if opts.cpu_as_gpu is not None else bool(decision_qs)
+        if gpu_cfgs and cpu_as_gpu:
+            # a decision report needs them to exist; here they only test it
+            for c in gpu_cfgs:
+                c.gucs = c.gucs + ["gpuext.device = gpu"]
+                c.desc += "; no GPU: planned as for a GPU, run on the CPU engine"
+            log("bench: no GPU (%s): running %s anyway (BENCH_CPU_AS_GPU), planned as for a GPU (gpuext.device = gpu) "
+                "and executed by the CPU engine: their times mean nothing here" % (
+                    no_gpu, ", ".join(c.name for c in gpu_cfgs)))
+        elif gpu_cfgs:
+            configs = [c for c in configs if not c.gpu]
+            log("bench: no GPU (%s): skipping %s" % (no_gpu, ", ".join(c.name for c in gpu_cfgs)))
     log("bench: %d queries x %d configurations (%s), %d warm runs each" % (
         len(queries), len(configs), ", ".join(c.name for c in configs), opts.reps))
+
+    # the planner as deployed runs on calibrated parameters: measure them
+    # once before any gpuext configuration runs (BENCH_CALIBRATE)
+    calib = None
+    if opts.calibrate or decision_qs:
+        if opts.calibrate is not None:
+            run_cal, why = opts.calibrate, "BENCH_CALIBRATE=%s" % env("BENCH_CALIBRATE")
+        elif any(c.name == "gx_auto" for c in configs):
+            run_cal, why = True, "the decision report of %s" % ", ".join(sorted({q.set for q in decision_qs}))
+        else:
+            run_cal, why = False, "gx_auto is not among the configurations"
+        t0 = time.time()
+        calib = decisions.calibrate(lambda: connect(opts), run_cal, why, opts.out, log)
+        phases.add("calibrate", time.time() - t0)
 
     cases_by_q = {}
     set_t0 = {}
@@ -1240,10 +1283,13 @@ def main_run(opts):
 
     t0 = time.time()
     summary, gx_ref = summarize(opts, queries, configs, cases_by_q, limits, gpu)
-    write_outputs(opts, info, limits, phases.read(), configs, queries, cases_by_q, summary, cold_mode)
+    decided = decisions.report(queries, cases_by_q, gpu)
+    write_outputs(opts, info, limits, phases.read(), configs, queries, cases_by_q, summary, cold_mode,
+                  {"calibration": calib, "decisions": decided})
     chart(opts, summary, configs)
     phases.add("output", time.time() - t0)
-    text = summary_text(opts, info, limits, phases.read(), configs, summary, gx_ref, cold_mode, cases_by_q, queries)
+    text = summary_text(opts, info, limits, phases.read(), configs, summary, gx_ref, cold_mode, cases_by_q, queries,
+                        decisions.text(decided, calib, fmt_ms, fmt_ratio))
     with open(os.path.join(opts.out, "summary.txt"), "w") as f:
         f.write(text + "\n")
     log("")
@@ -1253,6 +1299,10 @@ def main_run(opts):
         log("")
         log("bench: FAILED: %d of %d queries disagree across configurations or failed (see above)" % (
             len(bad), len(summary)))
+        return 1
+    if calib and calib.get("error"):
+        log("")
+        log("bench: FAILED: gpuext_calibrate() failed: %s" % calib["error"])
         return 1
     return 0
 

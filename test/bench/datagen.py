@@ -173,17 +173,23 @@ def tables(scale, seed, scan_rows=None):
               "FROM generate_series(@LO@::int8, @HI@::int8) id) s" % (st, st, st),
               ["ALTER TABLE virginian ADD PRIMARY KEY (id)"], row_bytes=64, fact=True))
 
-    # --- scan-filter-aggregate table ----------------------------------------
-    st = S(2)
-    add(Table("scan_t", int(scan_rows) if scan_rows else n(50_000_000, 1000),
-              "CREATE TABLE scan_t (id int4 NOT NULL, a int4, b int4, c float8, "
-              "d numeric(12,2), e date, f text, g float4)",
-              "INSERT INTO scan_t SELECT id, bench_i(id, {s} + 1, 1000), bench_i(id, {s} + 2, 10000), "
-              "bench_u(id, {s} + 3) * 1000, (bench_i(id, {s} + 4, 10000000) / 100.0)::numeric(12,2), "
-              "date '2020-01-01' + bench_i(id, {s} + 5, 1461), 'str' || bench_i(id, {s} + 6, 50), "
-              "(bench_u(id, {s} + 7) * 1000)::float4 "
-              "FROM generate_series(@LO@::int8, @HI@::int8) id".replace("{s}", st),
-              row_bytes=80, fact=True))
+    # --- scan-filter-aggregate table, and two small tables like it -----------
+    def scan_like(name, rows, st, **kw):
+        return Table(name, rows,
+                     "CREATE TABLE %s (id int4 NOT NULL, a int4, b int4, c float8, "
+                     "d numeric(12,2), e date, f text, g float4)" % name,
+                     ("INSERT INTO %s SELECT id, bench_i(id, {s} + 1, 1000), bench_i(id, {s} + 2, 10000), "
+                      "bench_u(id, {s} + 3) * 1000, (bench_i(id, {s} + 4, 10000000) / 100.0)::numeric(12,2), "
+                      "date '2020-01-01' + bench_i(id, {s} + 5, 1461), 'str' || bench_i(id, {s} + 6, 50), "
+                      "(bench_u(id, {s} + 7) * 1000)::float4 "
+                      "FROM generate_series(@LO@::int8, @HI@::int8) id" % name).replace("{s}", st), **kw)
+
+    add(scan_like("scan_t", int(scan_rows) if scan_rows else n(50_000_000, 1000), S(2),
+                  row_bytes=80, fact=True))
+    # fixed sizes at every scale (the cost model's small side: see the
+    # costmodel query set), with a primary key for point lookups
+    add(scan_like("cm_1k", 1000, S(19), post=["ALTER TABLE cm_1k ADD PRIMARY KEY (id)"], row_bytes=80))
+    add(scan_like("cm_50k", 50_000, S(20), post=["ALTER TABLE cm_50k ADD PRIMARY KEY (id)"], row_bytes=80))
 
     # --- TPC-H shaped --------------------------------------------------------
     nsupp, ncust, npart, nord = n(10_000), n(150_000, 1000), n(200_000, 1000), n(1_500_000, 1500)

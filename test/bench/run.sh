@@ -15,8 +15,8 @@
 #                      sets fit in one 10-minute command on the 16-core H200
 #                      machine), full (1).  Default: default
 #   --queries LIST     QUERIES / BENCH_QUERIES: sets and/or query names, comma
-#                      separated: virginian scan tpch ssb groupby mixed smoke,
-#                      default (= virginian,scan,tpch,groupby), all
+#                      separated: virginian scan tpch ssb groupby mixed costmodel
+#                      smoke, default (= virginian,scan,tpch,groupby), all
 #   --reps N           REPS / BENCH_REPS: warm runs a case, median (default 3)
 #   --out DIR          BENCH_OUT: output folder (default ./bench-out)
 #   --cold             BENCH_COLD=1: also one cold run a case (see docs)
@@ -27,10 +27,17 @@
 #   --shared-buffers X BENCH_SHARED_BUFFERS, e.g. 24GB (default: sized to the data)
 #   --no-build         BENCH_BUILD=0: use the installed gpuext as it is
 #   --keep-running     BENCH_KEEP_RUNNING=1: leave the cluster running at the end
+#   --calibrate, --no-calibrate
+#                      BENCH_CALIBRATE=1/0: run SELECT * FROM gpuext_calibrate()
+#                      once before the queries and log what it measured
+#                      (calibration.tsv); default: on when a set with a decision
+#                      report (costmodel) is selected and gx_auto runs
 # More: BENCH_NPROC (cores to use), BENCH_JOBS (loader sessions), BENCH_PORT,
 # BENCH_MAX_CASE_S (cap on the timed runs of one case, default 30 s),
 # BENCH_FORCE_PARALLEL=1 (parallel plans even for tiny tables), BENCH_RUN_ALL=1
 # (also time gpuext configurations whose plan has no gpuext node),
+# BENCH_CPU_AS_GPU=1/0 (without a GPU, run gx_gpu and gx_auto anyway, planned
+# as for a GPU and executed by the CPU engine; default on with costmodel),
 # BENCH_LIMITS=0 (skip the limits), BENCH_DMA_MB, BENCH_WORK_MEM, PG_CONFIG.
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -58,6 +65,8 @@ while [ $# -gt 0 ]; do
     --shared-buffers) export BENCH_SHARED_BUFFERS=$2; shift ;;
     --no-build) export BENCH_BUILD=0 ;;
     --keep-running) export BENCH_KEEP_RUNNING=1 ;;
+    --calibrate) export BENCH_CALIBRATE=1 ;;
+    --no-calibrate) export BENCH_CALIBRATE=0 ;;
     -h|--help) usage; exit 0 ;;
     *) echo "bench: unknown option $1 (try --help)" >&2; exit 2 ;;
   esac
@@ -82,7 +91,8 @@ export BENCH_CLUSTER_CMD="bash $HERE/cluster.sh"
 PYTHON=${PYTHON:-python3}
 export PYTHONDONTWRITEBYTECODE=1
 : >"$BENCH_PHASES_FILE"
-rm -f "$BENCH_LIMITS_FILE" "$BENCH_OUT"/results.csv "$BENCH_OUT"/results.json "$BENCH_OUT"/summary.txt "$BENCH_OUT"/ratios.png
+rm -f "$BENCH_LIMITS_FILE" "$BENCH_OUT"/results.csv "$BENCH_OUT"/results.json "$BENCH_OUT"/summary.txt "$BENCH_OUT"/ratios.png \
+  "$BENCH_OUT"/calibration.tsv "$BENCH_OUT"/calibration-in-force.tsv
 
 export BENCH_T0=$(date +%s.%N)
 phase_start() { PH_T=$(date +%s.%N); }
