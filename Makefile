@@ -7,6 +7,8 @@
 #   make bench            benchmarks (see test/bench/README)
 #   make fuzz [N=500] [SEED=1]  differential query generator: offloaded vs stock
 #                         results on a throwaway cluster (see test/fuzz/fuzz.py)
+#   make fuzz-sqlsmith [N=1000] [SEED=1]  SQLsmith's random queries with
+#                         gpuext forced on; fails on a crash (test/fuzz/sqlsmith.sh)
 
 EXTENSION  = gpuext
 EXTVERSION = 0.1
@@ -70,3 +72,6 @@ bench:
 
 fuzz:
 	FUZZ_N='$(N)' FUZZ_SEED='$(SEED)' bash test/fuzz/run.sh $(FUZZ_ARGS)
+
+fuzz-sqlsmith:
+	SQLSMITH_N='$(N)' SQLSMITH_SEED='$(SEED)' bash test/fuzz/sqlsmith.sh

@@ -5,48 +5,21 @@
 #
 #   DEMO_ROWS   rows of the sample table (default 2000000)
 set -u
-export LANG=C.UTF-8 LC_ALL=C.UTF-8
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
-PG_CONFIG=${PG_CONFIG:-pg_config}
-BINDIR=$("$PG_CONFIG" --bindir)
+. test/cluster.sh
 ROWS=${DEMO_ROWS:-2000000}
 
-(flock 9; make -s PG_CONFIG="$PG_CONFIG" && make -s PG_CONFIG="$PG_CONFIG" install >/dev/null) \
-  9>/tmp/gpuext-make-test.lock || exit 1
+# the install lock only while building (test/cluster.sh)
+(install_lock && build_install /tmp/gpuext-demo-build.log) || exit 1
 
-RUNAS=$(id -un)
-if [ "$(id -u)" = 0 ]; then
-  RUNAS=${GPUEXT_TEST_USER:-postgres}
-  id "$RUNAS" >/dev/null 2>&1 || useradd -m -s /bin/bash "$RUNAS"
-fi
-as_user() {
-  if [ "$(id -un)" = "$RUNAS" ]; then bash -c "$1"; else runuser -u "$RUNAS" -- bash -c "$1"; fi
-}
-W=$(mktemp -d /tmp/gpuext-demo.XXXXXX)
-chown "$RUNAS" "$W"
-PORT=$((55000 + RANDOM % 1000))
-trap 'as_user "$BINDIR/pg_ctl -D $W/data -m immediate stop" >/dev/null 2>&1; rm -rf "$W"' EXIT
-
-as_user "$BINDIR/initdb -D $W/data -A trust -N --locale=C.UTF-8 --encoding=UTF8 >/dev/null" || exit 1
-cat >>"$W/data/postgresql.conf" <<EOF
-shared_preload_libraries = 'gpuext'
-port = $PORT
-listen_addresses = ''
-unix_socket_directories = '$W'
-shared_buffers = 1GB
+cluster_start gpuext-demo "shared_buffers = 1GB
 max_parallel_workers_per_gather = 4
 jit = off
-fsync = off
-EOF
-as_user "$BINDIR/pg_ctl -D $W/data -l $W/log -w start" >/dev/null || { cat "$W/log"; exit 1; }
-P="$BINDIR/psql -X -h $W -p $PORT -U $RUNAS -d postgres"
-$P -q -c "CREATE EXTENSION gpuext" -c "CREATE EXTENSION pg_prewarm"
-for _ in $(seq 1 120); do
-  s=$($P -tAc "SELECT service_state FROM gpuext_status()")
-  [ "$s" = ready ] || [ "$s" = "no gpu" ] && break
-  sleep 0.5
-done
+gpuext.dma_buffer_size = 256MB" || exit 1
+trap 'cluster_stop; rm -rf "$WORK"' EXIT
+P="$BINDIR/psql -X -h $WORK -p $PORT -U $RUNAS -d postgres"
+$P -q -c "CREATE EXTENSION IF NOT EXISTS pg_prewarm"
 
 echo "== devices"
 $P -c "SELECT device_index, engine, name, sm_count, compute_capability, status FROM gpuext_devices()"

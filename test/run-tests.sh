@@ -9,6 +9,9 @@
 #   GPU-only        test/gpu/*.sql, when the service has a GPU
 #   fuzz            test/fuzz/fuzz.py: random queries, offloaded vs stock
 #                   results (fixed seed; one test; known bugs not counted)
+#   sqlsmith        test/fuzz/sqlsmith.sh: SQLsmith's random queries with
+#                   gpuext forced on, no crash allowed (one test; skipped,
+#                   and says so, when the sqlsmith binary is not installed)
 #   bench           test/bench/ci-smoke.sh: the benchmark suite at scale tiny,
 #                   results must agree across configurations (its own cluster)
 #
@@ -17,21 +20,22 @@
 #   GPUEXT_REQUIRE_GPU=1  fail unless the service has a usable GPU
 #   GPUEXT_TESTS="a b"    run only these pg_regress tests
 #   GPUEXT_SKIP="tap ..." skip suites: regress isolation pgtap tap gpu bench fuzz
+#                         sqlsmith
 #   GPUEXT_FUZZ_QUERIES, GPUEXT_FUZZ_SEED   the fuzz suite's size and seed (500, 1)
+#   GPUEXT_SQLSMITH_QUERIES, GPUEXT_SQLSMITH_SEED   the sqlsmith suite's queries
+#                         per pass and seed (1000, 1)
+#   SQLSMITH              the sqlsmith binary (default: sqlsmith on PATH)
 #   GPUEXT_TEST_ENGINE    cpu | auto: engine for the suites (default auto)
 set -u
-# one locale everywhere, so collation-dependent output is the same on every machine
-export LANG=C.UTF-8 LC_ALL=C.UTF-8
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
+# PG_CONFIG BINDIR ENGINE RUNAS as_user, the install lock, the cluster
+. test/cluster.sh
 
-PG_CONFIG=${PG_CONFIG:-pg_config}
-BINDIR=$("$PG_CONFIG" --bindir)
 PGXSDIR=$(dirname "$(dirname "$(dirname "$("$PG_CONFIG" --pgxs)")")")
 PG_REGRESS=$PGXSDIR/src/test/regress/pg_regress
 PG_ISOLATION=$PGXSDIR/src/test/isolation/pg_isolation_regress
 SKIP=" ${GPUEXT_SKIP:-} "
-ENGINE=${GPUEXT_TEST_ENGINE:-auto}
 
 passed=0
 failed=0
@@ -41,14 +45,8 @@ note() { printf '== %s\n' "$*"; }
 pass() { passed=$((passed + $1)); }
 fail() { failed=$((failed + $1)); failures+=("$2"); }
 
-# Only one test run at a time may install into the server's directories.
-exec 9>/tmp/gpuext-make-test.lock
-flock 9
-
-note "building and installing"
-if ! make -s PG_CONFIG="$PG_CONFIG" >/tmp/gpuext-build.log 2>&1 ||
-   ! make -s PG_CONFIG="$PG_CONFIG" install >>/tmp/gpuext-build.log 2>&1; then
-  cat /tmp/gpuext-build.log
+install_lock
+if ! build_install /tmp/gpuext-build.log; then
   echo "0 passed, 1 failed"
   exit 1
 fi
@@ -59,73 +57,18 @@ else
   pass 1
 fi
 
-# PostgreSQL refuses to run as root: run the servers as an unprivileged user.
-RUNAS=$(id -un)
-if [ "$(id -u)" = 0 ]; then
-  RUNAS=${GPUEXT_TEST_USER:-postgres}
-  id "$RUNAS" >/dev/null 2>&1 || useradd -m -s /bin/bash "$RUNAS"
-fi
-# (servers started here must not inherit the lock's descriptor)
-as_user() {
-  if [ "$(id -un)" = "$RUNAS" ]; then
-    bash -c "$1" 9>&-
-  else
-    runuser -u "$RUNAS" -- bash -c "$1" 9>&-
-  fi
-}
-
-WORK=$(mktemp -d /tmp/gpuext-test.XXXXXX)
-cp -r sql expected test "$WORK"/
-chmod -R a+rX "$WORK"
-chown -R "$RUNAS" "$WORK"
-PORT=${GPUEXT_TEST_PORT:-$((54000 + RANDOM % 1000))}
-PGDATA=$WORK/data
-export PGHOST=$WORK PGPORT=$PORT PGUSER=$RUNAS
-
-cleanup() {
-  as_user "'$BINDIR/pg_ctl' -D '$PGDATA' -m immediate stop" >/dev/null 2>&1
-}
-trap cleanup EXIT
-
-note "starting a throwaway cluster on port $PORT as $RUNAS"
-as_user "'$BINDIR/initdb' -D '$PGDATA' -A trust -N --locale=C.UTF-8 --encoding=UTF8 >'$WORK/initdb.log' 2>&1" ||
-  { cat "$WORK/initdb.log"; echo "$passed passed, $((failed + 1)) failed"; exit 1; }
-cat >>"$PGDATA/postgresql.conf" <<EOF
-shared_preload_libraries = 'gpuext'
-port = $PORT
-listen_addresses = ''
-unix_socket_directories = '$WORK'
-shared_buffers = 256MB
-max_worker_processes = 16
-max_parallel_workers_per_gather = 2
-fsync = off
-synchronous_commit = off
-full_page_writes = off
-gpuext.dma_buffer_size = 128MB
-gpuext.device = $ENGINE
-log_min_messages = warning
-lc_messages = 'C'
-EOF
-if ! as_user "'$BINDIR/pg_ctl' -D '$PGDATA' -l '$WORK/server.log' -w -t 120 start" >/dev/null; then
-  cat "$WORK/server.log"
+# the whole query of a crashed backend in the server log (sqlsmith suite)
+if ! cluster_start gpuext-test "track_activity_query_size = '64kB'" 54000; then
   echo "$passed passed, $((failed + 1)) failed"
   exit 1
 fi
+cp -r sql expected test "$WORK"/
+chmod -R a+rX "$WORK"/{sql,expected,test}
+chown -R "$RUNAS" "$WORK"/{sql,expected,test}
+export PGHOST=$WORK PGPORT=$PORT PGUSER=$RUNAS
 
-psql_q() { as_user "'$BINDIR/psql' -X -q -t -A -d postgres -c \"$1\""; }
-
-# Wait for the GPU service to finish starting (CUDA init, registration).
-state=""
-for _ in $(seq 1 240); do
-  psql_q "CREATE EXTENSION IF NOT EXISTS gpuext" >/dev/null 2>&1
-  state=$(psql_q "SELECT service_state FROM gpuext_status()" 2>/dev/null)
-  case "$state" in ready|"no gpu") break ;; esac
-  sleep 0.5
-done
-note "GPU service: $state"
-psql_q "SELECT device_index || ': ' || name || ' (' || engine || ', ' || status || ')' FROM gpuext_devices()"
 HAS_GPU=0
-[ "$state" = "ready" ] && HAS_GPU=1
+[ "$SERVICE_STATE" = "ready" ] && HAS_GPU=1
 if [ "${GPUEXT_REQUIRE_GPU:-0}" = 1 ]; then
   if [ $HAS_GPU = 1 ]; then pass 1; else fail 1 "GPUEXT_REQUIRE_GPU=1 but the service has no GPU"; fi
 fi
@@ -205,8 +148,27 @@ if [[ "$SKIP" != *" fuzz "* ]]; then
   fi
 fi
 
+if [[ "$SKIP" != *" sqlsmith "* ]]; then
+  note "SQLsmith (test/fuzz/sqlsmith.sh)"
+  if ! command -v "${SQLSMITH:-sqlsmith}" >/dev/null 2>&1; then
+    echo "   skipped: sqlsmith not installed (apt-get install sqlsmith; .ci/run does)"
+  else
+    SQLSMITH_CLUSTER=$WORK SQLSMITH_PORT=$PORT PG_CONFIG=$PG_CONFIG GPUEXT_TEST_ENGINE=$ENGINE \
+      SQLSMITH_N=${GPUEXT_SQLSMITH_QUERIES:-1000} SQLSMITH_SEED=${GPUEXT_SQLSMITH_SEED:-1} \
+      bash test/fuzz/sqlsmith.sh >"$WORK/sqlsmith.log" 2>&1 9>&-
+    rc=$?
+    grep -E "^== pass|^   ([0-9?]+ queries |(crashes|gpuext|errors):)" "$WORK/sqlsmith.log" |
+      sed -e 's/^=* */   /' -e 's/ (by SQLSTATE.*//'
+    if [ $rc = 0 ]; then
+      pass 1; echo "   ok     sqlsmith"
+    else
+      fail 1 "sqlsmith"; echo "   FAILED sqlsmith"; cat "$WORK/sqlsmith.log"
+    fi
+  fi
+fi
+
 # The TAP tests start clusters of their own.
-cleanup
+cluster_stop
 if [[ "$SKIP" != *" tap "* ]] && ls test/t/*.pl >/dev/null 2>&1; then
   note "TAP"
   as_user "mkdir -p '$WORK/tap'"
