@@ -103,6 +103,27 @@ LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
 
 REVOKE ALL ON FUNCTION gpuext_calibrate() FROM PUBLIC;
 
+-- Refine the parameters that decide between PostgreSQL's plans and
+-- gpuext's against the user's own queries (simulated annealing over the
+-- training set, judged on the test set; stored only when the test set is
+-- no slower).  Returns each parameter and the figures of both sets, before
+-- and after.  Superuser only.
+CREATE FUNCTION gpuext_calibrate_workload(
+    training text[],
+    test text[],
+    iterations int DEFAULT 300,
+    seed bigint DEFAULT 1,
+    apply boolean DEFAULT true,
+    OUT item text,
+    OUT before float8,
+    OUT after float8,
+    OUT unit text)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'gpuext_calibrate_workload'
+LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+
+REVOKE ALL ON FUNCTION gpuext_calibrate_workload(text[], text[], int, bigint, boolean) FROM PUBLIC;
+
 -- The cost-model parameters in force in this session, their calibrated
 -- values and their built-in defaults
 CREATE VIEW gpuext_calibration AS

@@ -50,6 +50,7 @@
 #include "utils/snapmgr.h"
 #include "utils/regproc.h"
 
+#include "calibrate.h"
 #include "cost.h"
 
 PG_FUNCTION_INFO_V1(gpuext_calibrate);
@@ -68,8 +69,8 @@ typedef struct Measured
 	const char *unit;
 } Measured;
 
-static double
-elapsed_us(instr_time start)
+double
+gx_elapsed_us(instr_time start)
 {
 	instr_time	now;
 
@@ -79,8 +80,8 @@ elapsed_us(instr_time start)
 }
 
 /* The schema of the extension, quoted, or NULL when not installed here. */
-static char *
-extension_schema(void)
+char *
+gx_extension_schema(void)
 {
 	Oid			ext = get_extension_oid("gpuext", true);
 	Relation	rel;
@@ -120,7 +121,7 @@ gx_cost_refresh(void)
 	gen = pg_atomic_read_u32(&gx_shared->calibration_generation);
 	if (gen == applied_generation)
 		return;
-	schema = extension_schema();
+	schema = gx_extension_schema();
 	if (schema == NULL)
 		return;
 	applying = true;
@@ -186,7 +187,7 @@ measure_storage(Measured *m, int *n)
 				ereport(ERROR, (errcode_for_file_access(), errmsg("could not write \"%s\": %m", path)));
 		if (fsync(fd) != 0)
 			ereport(ERROR, (errcode_for_file_access(), errmsg("could not fsync \"%s\": %m", path)));
-		us = elapsed_us(t);
+		us = gx_elapsed_us(t);
 		m[(*n)++] = (Measured) {"storage_seq_write_us", us / npages, "us"};
 
 		/* sequential reads, from storage rather than the page cache */
@@ -195,7 +196,7 @@ measure_storage(Measured *m, int *n)
 		for (int p = 0; p < npages; p++)
 			if (pread(fd, page, BLCKSZ, (off_t) p * BLCKSZ) != BLCKSZ)
 				ereport(ERROR, (errcode_for_file_access(), errmsg("could not read \"%s\": %m", path)));
-		us = elapsed_us(t);
+		us = gx_elapsed_us(t);
 		m[(*n)++] = (Measured) {"storage_seq_read_us", us / npages, "us"};
 
 		/* random reads */
@@ -208,7 +209,7 @@ measure_storage(Measured *m, int *n)
 			if (pread(fd, page, BLCKSZ, p * BLCKSZ) != BLCKSZ)
 				ereport(ERROR, (errcode_for_file_access(), errmsg("could not read \"%s\": %m", path)));
 		}
-		us = elapsed_us(t);
+		us = gx_elapsed_us(t);
 		m[(*n)++] = (Measured) {"storage_random_read_us", us / 256, "us"};
 
 		/* random writes, each made durable */
@@ -220,7 +221,7 @@ measure_storage(Measured *m, int *n)
 			if (pwrite(fd, page, BLCKSZ, p * BLCKSZ) != BLCKSZ || fdatasync(fd) != 0)
 				ereport(ERROR, (errcode_for_file_access(), errmsg("could not write \"%s\": %m", path)));
 		}
-		us = elapsed_us(t);
+		us = gx_elapsed_us(t);
 		m[(*n)++] = (Measured) {"storage_random_write_us", us / 64, "us"};
 	}
 	PG_FINALLY();
@@ -232,16 +233,16 @@ measure_storage(Measured *m, int *n)
 }
 
 /* Set a GUC until the function's GUC nest level is popped. */
-static void
-set_local(const char *name, const char *value)
+void
+gx_set_local(const char *name, const char *value)
 {
 	(void) set_config_option(name, value, PGC_USERSET, PGC_S_SESSION,
 							 GUC_ACTION_SAVE, true, 0, false);
 }
 
 /* Run a statement through SPI, failing loudly. */
-static void
-spi_exec(const char *sql, int expected)
+void
+gx_spi_exec(const char *sql, int expected)
 {
 	int			rc = SPI_execute(sql, false, 0);
 
@@ -250,8 +251,8 @@ spi_exec(const char *sql, int expected)
 }
 
 /* Microseconds of the best of n runs of a query. */
-static double
-time_query(const char *sql, int n)
+double
+gx_time_query(const char *sql, int n)
 {
 	double		best = 1e30;
 
@@ -261,21 +262,21 @@ time_query(const char *sql, int n)
 		double		us;
 
 		INSTR_TIME_SET_CURRENT(t);
-		spi_exec(sql, SPI_OK_SELECT);
-		us = elapsed_us(t);
+		gx_spi_exec(sql, SPI_OK_SELECT);
+		us = gx_elapsed_us(t);
 		best = Min(best, us);
 	}
 	return best;
 }
 
 /* The planner's total cost of a query (EXPLAIN in JSON). */
-static double
-planned_cost(const char *sql)
+double
+gx_planned_cost(const char *sql)
 {
 	char	   *json;
 	char	   *p;
 
-	spi_exec(psprintf("EXPLAIN (FORMAT JSON) %s", sql), SPI_OK_UTILITY);
+	gx_spi_exec(psprintf("EXPLAIN (FORMAT JSON) %s", sql), SPI_OK_UTILITY);
 	json = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
 	p = strstr(json, "\"Total Cost\": ");
 	if (p == NULL)
@@ -308,7 +309,7 @@ measure_host_page(Oid relid)
 			gx_pages_release(bufs, n);
 		}
 		if (pages > 0)
-			best = Min(best, elapsed_us(t) / pages);
+			best = Min(best, gx_elapsed_us(t) / pages);
 		gx_pages_end(src);
 	}
 	table_close(rel, AccessShareLock);
@@ -333,7 +334,7 @@ measure_device(Measured *m, int *n)
 
 		INSTR_TIME_SET_CURRENT(t);
 		gx_request_destroy(gx_request_run(GX_REQ_NOOP, 0, 0));
-		roundtrip += elapsed_us(t);
+		roundtrip += gx_elapsed_us(t);
 	}
 	roundtrip /= 200;
 
@@ -355,6 +356,43 @@ measure_device(Measured *m, int *n)
 }
 
 /*
+ * Checks every calibration makes first: superuser, gpuext preloaded,
+ * installed in this database.  Returns the extension's schema, quoted.
+ */
+char *
+gx_calibration_start(void)
+{
+	char	   *schema;
+
+	if (!superuser())
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("must be superuser to calibrate gpuext")));
+	if (!gpuext_preloaded || gx_shared == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("gpuext must be loaded via shared_preload_libraries"),
+				 errhint("Add gpuext to shared_preload_libraries in postgresql.conf and restart the server.")));
+	schema = gx_extension_schema();
+	if (schema == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("extension \"gpuext\" is not installed in this database")));
+	return schema;
+}
+
+/* Store one parameter in gpuext_calibration_values (inside SPI). */
+void
+gx_store_parameter(const char *schema, const char *name, double value, const char *unit)
+{
+	gx_spi_exec(psprintf("INSERT INTO %s.gpuext_calibration_values AS c VALUES (%s, %.6g, %s, now()) "
+						 "ON CONFLICT (parameter) DO UPDATE SET value = excluded.value, "
+						 "unit = excluded.unit, measured_at = excluded.measured_at",
+						 schema, quote_literal_cstr(name), value, quote_literal_cstr(unit)),
+				SPI_OK_INSERT);
+}
+
+/*
  * gpuext_calibrate(): measure, store, and return each parameter with the
  * value in force before.  Superuser only: it writes files and settings.
  */
@@ -370,20 +408,7 @@ gpuext_calibrate(PG_FUNCTION_ARGS)
 	const char *scan_sql;
 	int			guc_level;
 
-	if (!superuser())
-		ereport(ERROR,
-				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-				 errmsg("must be superuser to calibrate gpuext")));
-	if (!gpuext_preloaded || gx_shared == NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("gpuext must be loaded via shared_preload_libraries"),
-				 errhint("Add gpuext to shared_preload_libraries in postgresql.conf and restart the server.")));
-	schema = extension_schema();
-	if (schema == NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_OBJECT),
-				 errmsg("extension \"gpuext\" is not installed in this database")));
+	schema = gx_calibration_start();
 	InitMaterializedSRF(fcinfo, 0);
 
 	measure_storage(m, &n);
@@ -392,12 +417,12 @@ gpuext_calibrate(PG_FUNCTION_ARGS)
 		elog(ERROR, "gpuext calibration: SPI_connect failed");
 	/* a scratch table in shared buffers, for the CPU-side figures */
 	scratch = psprintf("%s.gpuext_calibration_scratch", schema);
-	spi_exec(psprintf("CREATE UNLOGGED TABLE IF NOT EXISTS %s (id int, v int)", scratch),
+	gx_spi_exec(psprintf("CREATE UNLOGGED TABLE IF NOT EXISTS %s (id int, v int)", scratch),
 			 SPI_OK_UTILITY);
-	spi_exec(psprintf("TRUNCATE %s", scratch), SPI_OK_UTILITY);
-	spi_exec(psprintf("INSERT INTO %s SELECT g, g %% 1000 FROM generate_series(1, %d) g",
+	gx_spi_exec(psprintf("TRUNCATE %s", scratch), SPI_OK_UTILITY);
+	gx_spi_exec(psprintf("INSERT INTO %s SELECT g, g %% 1000 FROM generate_series(1, %d) g",
 					  scratch, SCRATCH_ROWS), SPI_OK_INSERT);
-	spi_exec(psprintf("ANALYZE %s", scratch), SPI_OK_UTILITY);
+	gx_spi_exec(psprintf("ANALYZE %s", scratch), SPI_OK_UTILITY);
 	scratch_oid = RangeVarGetRelid(makeRangeVarFromNameList(stringToQualifiedNameList(scratch)),
 								   AccessShareLock, false);
 
@@ -405,20 +430,20 @@ gpuext_calibrate(PG_FUNCTION_ARGS)
 	guc_level = NewGUCNestLevel();
 
 	/* one planner cost unit, from a stock serial scan */
-	set_local("gpuext.enabled", "off");
-	set_local("max_parallel_workers_per_gather", "0");
+	gx_set_local("gpuext.enabled", "off");
+	gx_set_local("max_parallel_workers_per_gather", "0");
 	scan_sql = psprintf("SELECT count(*) FROM %s WHERE v >= 0", scratch);
-	(void) time_query(scan_sql, 1);		/* warm the buffers */
-	m[n++] = (Measured) {"cost_unit_us", time_query(scan_sql, 5) / planned_cost(scan_sql), "us"};
+	(void) gx_time_query(scan_sql, 1);		/* warm the buffers */
+	m[n++] = (Measured) {"cost_unit_us", gx_time_query(scan_sql, 5) / gx_planned_cost(scan_sql), "us"};
 	m[n++] = (Measured) {"host_page_us", measure_host_page(scratch_oid), "us"};
 
 	/* the CPU engine's rate per row and instruction (about 4 per row here) */
-	set_local("gpuext.enabled", "on");
-	set_local("gpuext.enable_gpuagg", "off");
-	set_local("gpuext.force_offload", "on");
-	set_local("gpuext.device", "cpu");
+	gx_set_local("gpuext.enabled", "on");
+	gx_set_local("gpuext.enable_gpuagg", "off");
+	gx_set_local("gpuext.force_offload", "on");
+	gx_set_local("gpuext.device", "cpu");
 	{
-		double		us = time_query(psprintf("SELECT count(*) FROM %s WHERE v < 0", scratch), 3);
+		double		us = gx_time_query(psprintf("SELECT count(*) FROM %s WHERE v < 0", scratch), 3);
 		Relation	rel = table_open(scratch_oid, AccessShareLock);
 		double		pages_us = m[n - 1].value * RelationGetNumberOfBlocks(rel);
 
@@ -439,12 +464,7 @@ gpuext_calibrate(PG_FUNCTION_ARGS)
 		Datum		values[4];
 		bool		nulls[4] = {0};
 
-		spi_exec(psprintf("INSERT INTO %s.gpuext_calibration_values AS c VALUES (%s, %.6g, %s, now()) "
-						  "ON CONFLICT (parameter) DO UPDATE SET value = excluded.value, "
-						  "unit = excluded.unit, measured_at = excluded.measured_at",
-						  schema, quote_literal_cstr(m[i].name), m[i].value,
-						  quote_literal_cstr(m[i].unit)),
-				 SPI_OK_INSERT);
+		gx_store_parameter(schema, m[i].name, m[i].value, m[i].unit);
 		values[0] = CStringGetTextDatum(m[i].name);
 		values[1] = Float8GetDatum(m[i].value);
 		if (before)
@@ -454,7 +474,7 @@ gpuext_calibrate(PG_FUNCTION_ARGS)
 		values[3] = CStringGetTextDatum(m[i].unit);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
-	spi_exec(psprintf("DROP TABLE %s", scratch), SPI_OK_UTILITY);
+	gx_spi_exec(psprintf("DROP TABLE %s", scratch), SPI_OK_UTILITY);
 	SPI_finish();
 
 	/* every backend applies the new values before it plans again */

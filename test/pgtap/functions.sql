@@ -3,7 +3,7 @@
 -- raises the documented SQLSTATEs; EXECUTE and SELECT privileges for
 -- plain, pg_monitor and superuser roles.  Self-contained, rolled back.
 BEGIN;
-SELECT plan(67);
+SELECT plan(69);
 
 SET LOCAL client_min_messages = warning;
 CREATE ROLE regress_gpuext_tap_user;
@@ -114,6 +114,10 @@ SELECT function_privs_are('gpuext_page_counts', ARRAY['regclass', 'text'],
                           'everyone may execute gpuext_page_counts()');
 SELECT function_privs_are('gpuext_devices', '{}'::name[], 'regress_gpuext_tap_user', ARRAY['EXECUTE'],
                           'everyone may execute gpuext_devices()');
+SELECT has_function('gpuext_calibrate_workload', ARRAY['text[]', 'text[]', 'integer', 'bigint', 'boolean']);
+SELECT function_privs_are('gpuext_calibrate_workload', ARRAY['text[]', 'text[]', 'integer', 'bigint', 'boolean'],
+                          'regress_gpuext_tap_user', '{}'::text[],
+                          'plain roles may not execute gpuext_calibrate_workload()');
 
 -- privileges, in use
 SET LOCAL ROLE regress_gpuext_tap_user;
