@@ -10,7 +10,8 @@
  *	  Bausch et al.: writes to flash cost more than reads;
  *	- the link and the device: a calibration request run by the GPU
  *	  service (cuda/calibrate.cu) and empty requests timed end to end;
- *	- the CPU: pinning and describing heap pages, the CPU engine's rate,
+ *	- the CPU: pinning and describing heap pages (all-visible ones, and
+ *	  the extra visibility checks of the others), the CPU engine's rate,
  *	  and the microseconds of one planner cost unit (a stock sequential
  *	  scan timed against its estimated cost).
  * Results go to the table gpuext_calibration_values.  A backend applies
@@ -405,8 +406,11 @@ gpuext_calibrate(PG_FUNCTION_ARGS)
 	char	   *schema;
 	char	   *scratch;
 	Oid			scratch_oid;
+	char	   *frozen;
 	const char *scan_sql;
 	int			guc_level;
+	double		slow_page_us;
+	double		fast_page_us;
 
 	schema = gx_calibration_start();
 	InitMaterializedSRF(fcinfo, 0);
@@ -417,6 +421,7 @@ gpuext_calibrate(PG_FUNCTION_ARGS)
 		elog(ERROR, "gpuext calibration: SPI_connect failed");
 	/* a scratch table in shared buffers, for the CPU-side figures */
 	scratch = psprintf("%s.gpuext_calibration_scratch", schema);
+	frozen = psprintf("%s.gpuext_calibration_frozen", schema);
 	gx_spi_exec(psprintf("CREATE UNLOGGED TABLE IF NOT EXISTS %s (id int, v int)", scratch),
 			 SPI_OK_UTILITY);
 	gx_spi_exec(psprintf("TRUNCATE %s", scratch), SPI_OK_UTILITY);
@@ -435,7 +440,20 @@ gpuext_calibrate(PG_FUNCTION_ARGS)
 	scan_sql = psprintf("SELECT count(*) FROM %s WHERE v >= 0", scratch);
 	(void) gx_time_query(scan_sql, 1);		/* warm the buffers */
 	m[n++] = (Measured) {"cost_unit_us", gx_time_query(scan_sql, 5) / gx_planned_cost(scan_sql), "us"};
-	m[n++] = (Measured) {"host_page_us", measure_host_page(scratch_oid), "us"};
+	/*
+	 * Host work per page: the scratch table's pages are not all-visible
+	 * (each tuple's visibility is checked); a copy loaded with COPY FREEZE
+	 * is, as most pages of a table at rest are.
+	 */
+	slow_page_us = measure_host_page(scratch_oid);
+	gx_spi_exec(psprintf("CREATE UNLOGGED TABLE IF NOT EXISTS %s (v int)", frozen), SPI_OK_UTILITY);
+	gx_spi_exec(psprintf("TRUNCATE %s", frozen), SPI_OK_UTILITY);
+	gx_spi_exec(psprintf("COPY %s FROM PROGRAM 'seq 1 %d' WITH (FREEZE)", frozen, SCRATCH_ROWS),
+				SPI_OK_UTILITY);
+	fast_page_us = measure_host_page(RangeVarGetRelid(makeRangeVarFromNameList(stringToQualifiedNameList(frozen)),
+													  AccessShareLock, false));
+	m[n++] = (Measured) {"host_page_us", fast_page_us, "us"};
+	m[n++] = (Measured) {"host_visibility_us", Max(slow_page_us - fast_page_us, 0), "us"};
 
 	/* the CPU engine's rate per row and instruction (about 4 per row here) */
 	gx_set_local("gpuext.enabled", "on");
@@ -445,7 +463,7 @@ gpuext_calibrate(PG_FUNCTION_ARGS)
 	{
 		double		us = gx_time_query(psprintf("SELECT count(*) FROM %s WHERE v < 0", scratch), 3);
 		Relation	rel = table_open(scratch_oid, AccessShareLock);
-		double		pages_us = m[n - 1].value * RelationGetNumberOfBlocks(rel);
+		double		pages_us = slow_page_us * RelationGetNumberOfBlocks(rel);
 
 		table_close(rel, AccessShareLock);
 
@@ -474,7 +492,7 @@ gpuext_calibrate(PG_FUNCTION_ARGS)
 		values[3] = CStringGetTextDatum(m[i].unit);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
-	gx_spi_exec(psprintf("DROP TABLE %s", scratch), SPI_OK_UTILITY);
+	gx_spi_exec(psprintf("DROP TABLE %s, %s", scratch, frozen), SPI_OK_UTILITY);
 	SPI_finish();
 
 	/* every backend applies the new values before it plans again */

@@ -28,6 +28,7 @@ double		gx_cost_unit_us = 5.0;
 double		gx_gpu_setup_us = 300.0;
 double		gx_gpu_batch_us = 30.0;
 double		gx_host_page_us = 0.6;
+double		gx_host_visibility_us = 2.0;
 double		gx_host_tuple_us = 0.15;
 double		gx_link_read_gbps = 45.0;
 double		gx_device_row_ns = 0.05;
@@ -70,6 +71,9 @@ gx_cost_define_gucs(void)
 	define_param("gpuext.host_page_us",
 				 "Microseconds of host work per heap page of a GPU scan (pin, lock, visibility).",
 				 &gx_host_page_us, 0.6, 0, 1e6);
+	define_param("gpuext.host_visibility_us",
+				 "Extra microseconds of host work per heap page that is not all-visible (a visibility check per tuple).",
+				 &gx_host_visibility_us, 2.0, 0, 1e6);
 	define_param("gpuext.host_tuple_us",
 				 "Microseconds of host work per row a GPU operator returns.",
 				 &gx_host_tuple_us, 0.15, 0, 1e6);
@@ -141,7 +145,8 @@ void
 gx_cost_scan(const GxScanCostInput *in, Cost *startup, Cost *total)
 {
 	double		workers = in->parallel_workers > 0 ? in->parallel_workers : 1;
-	double		host_pages_us = in->pages * gx_host_page_us / workers;
+	double		page_us = gx_host_page_us + (1.0 - in->allvisfrac) * gx_host_visibility_us;
+	double		host_pages_us = in->pages * page_us / workers;
 	double		batches = ceil(in->pages / 4096.0);
 	double		run_us;
 

@@ -19,7 +19,8 @@
 extern double gx_cost_unit_us;			/* microseconds per cost unit */
 extern double gx_gpu_setup_us;			/* service round trip and launch, per scan */
 extern double gx_gpu_batch_us;			/* per batch: request, launch, sync */
-extern double gx_host_page_us;			/* host work per page: pin, lock, visibility */
+extern double gx_host_page_us;			/* host work per all-visible page: pin, lock */
+extern double gx_host_visibility_us;	/* more per page not all-visible: tuple checks */
 extern double gx_host_tuple_us;			/* host work per returned row */
 extern double gx_link_read_gbps;		/* device reads of host memory (zero-copy) */
 extern double gx_device_row_ns;			/* device work per row and instruction */
@@ -47,6 +48,7 @@ extern void gx_cost_refresh(void);
 typedef struct GxScanCostInput
 {
 	double		pages;			/* heap pages read */
+	double		allvisfrac;		/* fraction of them all-visible */
 	double		tuples;			/* tuples in them */
 	double		rows_out;		/* rows returned to the executor */
 	double		program_len;	/* device instructions per row */

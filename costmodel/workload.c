@@ -59,6 +59,7 @@ static const TunedParam tuned[] = {
 	{"gpu_setup_us", "us", 0, 1e9},
 	{"gpu_batch_us", "us", 0, 1e9},
 	{"host_page_us", "us", 0, 1e6},
+	{"host_visibility_us", "us", 0, 1e6},
 	{"host_tuple_us", "us", 0, 1e6},
 	{"host_group_us", "us", 0, 1e6},
 	{"link_read_gbps", "GB/s", 0.001, 1e6},

@@ -19,7 +19,7 @@ SELECT * FROM gpuext_calibrate_workload(
         'SELECT count(*) FROM cw_small WHERE v > 100'],
   iterations => 100, apply => false);
 -- every tuned parameter, then the figures of both sets
-SELECT item, unit, after > 0 AS positive FROM cw_report ORDER BY item;
+SELECT item, unit, after >= 0 AS non_negative FROM cw_report ORDER BY item;
 -- queries with a gpuext plan: all of them here; the same before and after
 SELECT item, before, after FROM cw_report WHERE item LIKE '%queries with a choice';
 -- the faster plans take what they take, whatever the parameters
@@ -35,13 +35,14 @@ SELECT after AS stored FROM cw_report WHERE item = 'stored';
 SELECT count(*) = (SELECT count(*) FROM cw_stored_before) AS unchanged FROM gpuext_calibration_values;
 
 -- with apply (the default), the values are stored only when the test set
--- is no slower; when they are, they are what the report says
+-- is no slower; when they are, they are what the report says (stored with
+-- 6 significant digits)
 CREATE TEMP TABLE cw_report2 AS
 SELECT * FROM gpuext_calibrate_workload(
   ARRAY['SELECT k, count(*), sum(id) FROM cw_big GROUP BY k', 'SELECT count(*) FROM cw_small'],
   ARRAY['SELECT count(*) FROM cw_big WHERE v > 500'], iterations => 50);
 SELECT CASE WHEN (SELECT after FROM cw_report2 WHERE item = 'stored') = 1
-            THEN (SELECT bool_and(abs(c.value - r.after) <= 1e-6 * abs(r.after))
+            THEN (SELECT bool_and(abs(c.value - r.after) <= 1e-5 * abs(r.after))
                     FROM cw_report2 r JOIN gpuext_calibration_values c ON c.parameter = r.item)
             ELSE (SELECT after <= before FROM cw_report2 WHERE item = 'test: time of the picked plans') IS NOT NULL
        END AS consistent;

@@ -363,6 +363,7 @@ cost_gpuagg(CustomPath *cpath, RelOptInfo *input_rel, double ngroups, double pro
 
 	memset(&in, 0, sizeof(in));
 	in.pages = input_rel->pages;
+	in.allvisfrac = input_rel->allvisfrac;
 	in.tuples = input_rel->tuples;
 	in.rows_out = 0;			/* rows stay on the device */
 	in.program_len = program_len;

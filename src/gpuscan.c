@@ -229,6 +229,7 @@ make_gpuscan_path(PlannerInfo *root, RelOptInfo *rel, List *device_quals,
 
 	memset(&in, 0, sizeof(in));
 	in.pages = rel->pages;
+	in.allvisfrac = rel->allvisfrac;
 	in.tuples = rel->tuples;
 	in.rows_out = clamp_row_est(rel->tuples * dev_sel);
 	in.program_len = program_length_estimate(device_quals);
