@@ -1101,7 +1101,7 @@ def chart(opts, summary, configs):
     width = max(900, 28 * len(pts) * max(1, len(cols)) + 200)
     gp = """
 set datafile missing "NaN"
-set terminal {term} size {w},560
+set terminal {term} size {w},560 noenhanced
 set output '{png}'
 set title "gpuext / best stock PostgreSQL (median wall time; below 1 = gpuext faster), scale {scale}"
 set style data histograms
