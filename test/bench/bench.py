@@ -24,6 +24,7 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(1, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # test/: pq
 import datagen  # noqa: E402
 import decisions  # noqa: E402
 from pq import Conn, PGError  # noqa: E402

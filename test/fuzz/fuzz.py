@@ -59,8 +59,6 @@ only by gpuext.device = cpu where there is a GPU): --only I runs it again,
 """
 import argparse
 import copy
-import ctypes
-import ctypes.util
 import math
 import os
 import random
@@ -71,73 +69,25 @@ import time
 from collections import Counter, defaultdict
 from fractions import Fraction
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # test/: pq
+import pq  # noqa: E402
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 # ---------------------------------------------------------------------------
 # libpq through ctypes
 # ---------------------------------------------------------------------------
 
-PGRES_COMMAND_OK = 1
-PGRES_TUPLES_OK = 2
-CONNECTION_OK = 0
+from pq import PGRES_COMMAND_OK, PGRES_TUPLES_OK, CONNECTION_OK  # noqa: E402
 PG_DIAG_SQLSTATE = ord('C')
-
-_lib = None
 
 
 def libpq():
-    global _lib
-    if _lib is not None:
-        return _lib
-    cands = []
-    if os.environ.get("FUZZ_LIBPQ"):
-        cands.append(os.environ["FUZZ_LIBPQ"])
-    name = ctypes.util.find_library("pq")
-    if name:
-        cands.append(name)
-    for bindir in (os.environ.get("BINDIR"), os.path.dirname(_which("psql") or "")):
-        if not bindir:
-            continue
-        try:
-            out = subprocess.run(["ldd", os.path.join(bindir, "psql")], capture_output=True,
-                                 text=True, timeout=20).stdout
-            for line in out.splitlines():
-                if "libpq" in line and "=>" in line:
-                    cands.append(line.split("=>")[1].split()[0])
-        except (OSError, subprocess.SubprocessError):
-            pass
-    cands += ["libpq.so.5", "libpq.so"]
-    err = None
-    for c in cands:
-        try:
-            L = ctypes.CDLL(c)
-            break
-        except OSError as e:
-            err = e
-    else:
-        raise SystemExit("fuzz: cannot load libpq (set FUZZ_LIBPQ): %s" % err)
-    vp, cp, ci = ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int
-    for fn, res, args in [
-        ("PQconnectdb", vp, [cp]), ("PQstatus", ci, [vp]), ("PQerrorMessage", cp, [vp]),
-        ("PQfinish", None, [vp]), ("PQexec", vp, [vp, cp]), ("PQresultStatus", ci, [vp]),
-        ("PQresultErrorMessage", cp, [vp]), ("PQresultErrorField", cp, [vp, ci]),
-        ("PQntuples", ci, [vp]), ("PQnfields", ci, [vp]), ("PQftype", ctypes.c_uint, [vp, ci]),
-        ("PQgetvalue", cp, [vp, ci, ci]), ("PQgetisnull", ci, [vp, ci, ci]),
-        ("PQclear", None, [vp]), ("PQbackendPID", ci, [vp]),
-    ]:
-        f = getattr(L, fn)
-        f.restype = res
-        f.argtypes = args
-    _lib = L
-    return L
-
-
-def _which(prog):
-    for d in os.environ.get("PATH", "").split(os.pathsep):
-        p = os.path.join(d, prog)
-        if os.path.isfile(p) and os.access(p, os.X_OK):
-            return p
-    return None
+    """libpq through the ctypes loader shared with the benchmark (test/pq.py)."""
+    try:
+        return pq.lib()
+    except pq.PGError as e:
+        raise SystemExit("fuzz: %s" % e)
 
 
 class Outcome:

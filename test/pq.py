@@ -1,4 +1,5 @@
-"""A minimal libpq client through ctypes (Python standard library only).
+"""A minimal libpq client through ctypes (Python standard library only),
+shared by the benchmark (test/bench) and the differential fuzzer (test/fuzz).
 
 The benchmark times queries as a client sees them: PQexec of the query
 until its whole result sits in the client's memory.  Going through libpq
@@ -24,15 +25,23 @@ class PGError(Exception):
     """An error reported by the server or by libpq."""
 
 
+def _which(prog):
+    for d in os.environ.get("PATH", "").split(os.pathsep):
+        p = os.path.join(d, prog)
+        if os.path.isfile(p) and os.access(p, os.X_OK):
+            return p
+    return None
+
+
 def _find_libpq():
-    cands = []
-    if os.environ.get("BENCH_LIBPQ"):
-        cands.append(os.environ["BENCH_LIBPQ"])
+    """libpq: as named by BENCH_LIBPQ or FUZZ_LIBPQ, else the one psql uses."""
+    cands = [os.environ[v] for v in ("BENCH_LIBPQ", "FUZZ_LIBPQ") if os.environ.get(v)]
     name = ctypes.util.find_library("pq")
     if name:
         cands.append(name)
-    bindir = os.environ.get("BINDIR")
-    if bindir:
+    for bindir in (os.environ.get("BINDIR"), os.path.dirname(_which("psql") or "")):
+        if not bindir:
+            continue
         try:
             out = subprocess.run(["ldd", os.path.join(bindir, "psql")], capture_output=True,
                                  text=True, timeout=20).stdout
@@ -48,7 +57,7 @@ def _find_libpq():
             return ctypes.CDLL(c)
         except OSError as e:
             last = e
-    raise PGError("cannot load libpq (set BENCH_LIBPQ): %s" % last)
+    raise PGError("cannot load libpq (set BENCH_LIBPQ or FUZZ_LIBPQ): %s" % last)
 
 
 def lib():
@@ -64,6 +73,7 @@ def lib():
             ("PQexec", vp, [vp, cp]),
             ("PQresultStatus", ci, [vp]),
             ("PQresultErrorMessage", cp, [vp]),
+            ("PQresultErrorField", cp, [vp, ci]),
             ("PQntuples", ci, [vp]),
             ("PQnfields", ci, [vp]),
             ("PQfname", cp, [vp, ci]),
