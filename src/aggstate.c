@@ -66,27 +66,56 @@ append_numeric_var(StringInfo buf, Datum num)
 		pq_sendint16(buf, (int16) pq_getmsgint(&in, 2));
 }
 
-/*
- * Call function 'fn' on 'nargs' (at most two) non-null arguments as an
- * Agg node would: deserialization functions check that one calls them.
- */
-static Datum
-call_as_aggregate(Oid fn, int nargs, Datum arg0, Datum arg1, bool *isnull)
+/* PostgreSQL's functions that finish one variance-like aggregate */
+struct GxStateFinisher
 {
-	FmgrInfo	flinfo;
-	AggState   *agg_node = makeNode(AggState);
+	bool		numeric_state;	/* numeric_serialize's layout (else numeric_poly_) */
+	FmgrInfo	deserialfn;
+	FmgrInfo	finalfn;
+	AggState   *agg_node;		/* what the functions see as their caller */
+};
+
+/*
+ * Look up the state functions of a variance or standard deviation
+ * aggregate once, for every group the node will finish.
+ */
+GxStateFinisher *
+gx_variance_finisher(Oid aggfnoid)
+{
+	GxStateFinisher *f = palloc0(sizeof(GxStateFinisher));
+	HeapTuple	tup;
+	Form_pg_aggregate agg;
+
+	tup = SearchSysCache1(AGGFNOID, ObjectIdGetDatum(aggfnoid));
+	if (!HeapTupleIsValid(tup))
+		elog(ERROR, "cache lookup failed for aggregate %u", aggfnoid);
+	agg = (Form_pg_aggregate) GETSTRUCT(tup);
+	if (agg->aggserialfn != F_NUMERIC_POLY_SERIALIZE && agg->aggserialfn != F_NUMERIC_SERIALIZE)
+		elog(ERROR, "gpuext: cannot build the state of aggregate %u", aggfnoid);
+	f->numeric_state = (agg->aggserialfn == F_NUMERIC_SERIALIZE);
+	fmgr_info(agg->aggdeserialfn, &f->deserialfn);
+	fmgr_info(agg->aggfinalfn, &f->finalfn);
+	ReleaseSysCache(tup);
+	/* deserialization functions check that an Agg node calls them */
+	f->agg_node = makeNode(AggState);
+	return f;
+}
+
+/* Call a state function on 'nargs' (at most two) non-null arguments. */
+static Datum
+call_as_aggregate(GxStateFinisher *f, FmgrInfo *flinfo, int nargs, Datum arg0, Datum arg1,
+				  bool *isnull)
+{
 	LOCAL_FCINFO(fcinfo, 2);
 	Datum		result;
 
-	fmgr_info(fn, &flinfo);
-	InitFunctionCallInfoData(*fcinfo, &flinfo, nargs, InvalidOid, (Node *) agg_node, NULL);
+	InitFunctionCallInfoData(*fcinfo, flinfo, nargs, InvalidOid, (Node *) f->agg_node, NULL);
 	fcinfo->args[0].value = arg0;
 	fcinfo->args[0].isnull = false;
 	fcinfo->args[1].value = arg1;
 	fcinfo->args[1].isnull = false;
 	result = FunctionCallInvoke(fcinfo);
 	*isnull = fcinfo->isnull;
-	pfree(agg_node);
 	return result;
 }
 
@@ -96,34 +125,18 @@ call_as_aggregate(Oid fn, int nargs, Datum arg0, Datum arg1, bool *isnull)
  * sum at the inputs' largest display scale, the squares at twice that).
  */
 Datum
-gx_finish_variance(Oid aggfnoid, int64 n, Datum sum, Datum sum_squares, int max_scale,
+gx_finish_variance(GxStateFinisher *f, int64 n, Datum sum, Datum sum_squares, int max_scale,
 				   bool *isnull)
 {
-	HeapTuple	tup;
-	Form_pg_aggregate agg;
-	Oid			serialfn;
-	Oid			deserialfn;
-	Oid			finalfn;
 	StringInfoData buf;
 	Datum		state;
 	bool		state_isnull;
-
-	tup = SearchSysCache1(AGGFNOID, ObjectIdGetDatum(aggfnoid));
-	if (!HeapTupleIsValid(tup))
-		elog(ERROR, "cache lookup failed for aggregate %u", aggfnoid);
-	agg = (Form_pg_aggregate) GETSTRUCT(tup);
-	serialfn = agg->aggserialfn;
-	deserialfn = agg->aggdeserialfn;
-	finalfn = agg->aggfinalfn;
-	ReleaseSysCache(tup);
-	if (serialfn != F_NUMERIC_POLY_SERIALIZE && serialfn != F_NUMERIC_SERIALIZE)
-		elog(ERROR, "gpuext: cannot build the state of aggregate %u", aggfnoid);
 
 	pq_begintypsend(&buf);
 	pq_sendint64(&buf, n);
 	append_numeric_var(&buf, sum);
 	append_numeric_var(&buf, sum_squares);
-	if (serialfn == F_NUMERIC_SERIALIZE)
+	if (f->numeric_state)
 	{
 		pq_sendint32(&buf, max_scale);	/* maxScale */
 		pq_sendint64(&buf, n);	/* maxScaleCount: read by the inverse transition only */
@@ -131,7 +144,7 @@ gx_finish_variance(Oid aggfnoid, int64 n, Datum sum, Datum sum_squares, int max_
 		pq_sendint64(&buf, 0);	/* pInfcount */
 		pq_sendint64(&buf, 0);	/* nInfcount */
 	}
-	state = call_as_aggregate(deserialfn, 2, PointerGetDatum(pq_endtypsend(&buf)), (Datum) 0,
-							  &state_isnull);
-	return call_as_aggregate(finalfn, 1, state, (Datum) 0, isnull);
+	state = call_as_aggregate(f, &f->deserialfn, 2, PointerGetDatum(pq_endtypsend(&buf)),
+							  (Datum) 0, &state_isnull);
+	return call_as_aggregate(f, &f->finalfn, 1, state, (Datum) 0, isnull);
 }

@@ -10,7 +10,10 @@
 #ifndef GPUEXT_AGGSTATE_H
 #define GPUEXT_AGGSTATE_H
 
-extern Datum gx_finish_variance(Oid aggfnoid, int64 n, Datum sum, Datum sum_squares,
+typedef struct GxStateFinisher GxStateFinisher;
+
+extern GxStateFinisher *gx_variance_finisher(Oid aggfnoid);
+extern Datum gx_finish_variance(GxStateFinisher *f, int64 n, Datum sum, Datum sum_squares,
 								int max_scale, bool *isnull);
 
 #endif							/* GPUEXT_AGGSTATE_H */

@@ -174,6 +174,7 @@ typedef struct GpuAggState
 
 	/* the device work */
 	const GxAggDef **defs;		/* per aggregate */
+	GxStateFinisher **finishers;	/* per aggregate: GXF_VARIANCE's functions */
 	Oid		   *key_types;
 	int32	   *key_typmods;
 	int		   *key_scale_acc;	/* numeric keys: index of their scale accumulator */
@@ -797,6 +798,7 @@ build_agg_program(GpuAggState *gas)
 	spec->key_size = off - spec->key_offset;
 
 	gas->defs = palloc(sizeof(GxAggDef *) * (gas->naggs + 1));
+	gas->finishers = palloc0(sizeof(GxStateFinisher *) * (gas->naggs + 1));
 	k = 0;
 	foreach(lc, gas->aggrefs)
 	{
@@ -806,6 +808,8 @@ build_agg_program(GpuAggState *gas)
 		int			in = gas->nkeys + 2 * k;
 
 		gas->defs[k] = def;
+		if (def->final == GXF_VARIANCE)
+			gas->finishers[k] = gx_variance_finisher(agg->aggfnoid);
 		f->kind = def->kind;
 		f->type = types[in];
 		f->reg = regs[in];
@@ -1382,7 +1386,7 @@ agg_datum(GpuAggState *gas, int a, const unsigned char *entry, bool *isnull)
 						sq /= 100;
 					}
 				}
-				return gx_finish_variance(agg->aggfnoid, (int64) n,
+				return gx_finish_variance(gas->finishers[a], (int64) n,
 										  int128_to_numeric_datum(s, scale),
 										  int128_to_numeric_datum(sq, 2 * scale), scale, isnull);
 			}
