@@ -465,6 +465,20 @@ gx_i128_of_halves(const unsigned char *lo_p)
 }
 
 /*
+ * A numeric input at the accumulator's fixed scale, in *v; the largest
+ * input scale is tracked.  Returns -1 when it has more decimals than the
+ * fixed scale or does not fit there: the row goes to the host.
+ */
+GX_ATOMIC_FUNC int
+gx_acc_numeric_input(const GxAggFunc *f, unsigned char *acc, const GxDatum *r, __int128 *v)
+{
+	if (r->scale > f->scale || gx_numeric_upscale(r->v.n, f->scale - r->scale, v) != 0)
+		return -1;
+	GX_MAX_I32(GX_ACC_SCALE(acc), r->scale);
+	return 0;
+}
+
+/*
  * Accumulate v (an integer, or a numeric at the accumulator's fixed
  * scale) and its square.  Returns -1 when the square could not fit in
  * 127 bits (only a numeric upscaled past 2^63 can do that).
@@ -559,11 +573,9 @@ gx_agg_accumulate(const GxAggSpec *spec, unsigned char *entry, const GxDatum *re
 				{
 					__int128	v;
 
-					if (r->scale > f->scale ||
-						gx_numeric_upscale(r->v.n, f->scale - r->scale, &v) != 0)
+					if (gx_acc_numeric_input(f, acc, r, &v) != 0)
 						return -1;
 					gx_acc_add_i128(acc, v);
-					GX_MAX_I32(GX_ACC_SCALE(acc), r->scale);
 					GX_ADD_F64(GX_ACC_ABSSUM(acc), v < 0 ? -(double) v : (double) v);
 					break;
 				}
@@ -571,13 +583,8 @@ gx_agg_accumulate(const GxAggSpec *spec, unsigned char *entry, const GxDatum *re
 				{
 					__int128	v = r->v.i;
 
-					if (f->type == GX_TYPE_NUMERIC)
-					{
-						if (r->scale > f->scale ||
-							gx_numeric_upscale(r->v.n, f->scale - r->scale, &v) != 0)
-							return -1;
-						GX_MAX_I32(GX_ACC_SCALE(acc), r->scale);
-					}
+					if (f->type == GX_TYPE_NUMERIC && gx_acc_numeric_input(f, acc, r, &v) != 0)
+						return -1;
 					if (gx_acc_add_variance(acc, v) != 0)
 						return -1;
 					break;

@@ -1321,6 +1321,30 @@ key_datum(GpuAggState *gas, int k, const unsigned char *entry, bool *isnull)
 	return (Datum) 0;
 }
 
+/*
+ * The sum (and, if asked, the sum of squares) of a sum or variance
+ * accumulator, brought back from the accumulator's fixed scale to the
+ * largest scale of its inputs, which it returns (0 for integers).  The
+ * divisions are exact: no input had more decimals than that.
+ */
+static int
+acc_sums_at_input_scale(const GxAggFunc *f, const unsigned char *acc, __int128 *sum,
+						__int128 *squares)
+{
+	int			scale = *(const int32 *) (acc + 24);
+
+	*sum = gx_i128_of_halves(acc + 8);
+	if (squares)
+		*squares = gx_i128_of_halves(acc + 40);
+	for (int i = scale; i < f->scale; i++)
+	{
+		*sum /= 10;
+		if (squares)
+			*squares /= 100;
+	}
+	return scale;
+}
+
 /* The final value of aggregate a of an entry. */
 static Datum
 agg_datum(GpuAggState *gas, int a, const unsigned char *entry, bool *isnull)
@@ -1353,18 +1377,10 @@ agg_datum(GpuAggState *gas, int a, const unsigned char *entry, bool *isnull)
 		case GXF_SUM_TO_NUMERIC:
 		case GXF_AVG_TO_NUMERIC:
 			{
-				__int128	s = gx_i128_of_halves(acc + 8);
-				int			scale = 0;
-				Datum		sum;
+				__int128	s;
+				int			scale = acc_sums_at_input_scale(f, acc, &s, NULL);
+				Datum		sum = int128_to_numeric_datum(s, scale);
 
-				if (f->kind == GX_AGG_SUM_NUMERIC)
-				{
-					/* back from the fixed scale to the largest input scale */
-					scale = *(const int32 *) (acc + 24);
-					for (int i = scale; i < f->scale; i++)
-						s /= 10;
-				}
-				sum = int128_to_numeric_datum(s, scale);
 				if (gas->defs[a]->final == GXF_SUM_TO_NUMERIC)
 					return sum;
 				return DirectFunctionCall2(numeric_div, sum,
@@ -1372,20 +1388,10 @@ agg_datum(GpuAggState *gas, int a, const unsigned char *entry, bool *isnull)
 			}
 		case GXF_VARIANCE:
 			{
-				__int128	s = gx_i128_of_halves(acc + 8);
-				__int128	sq = gx_i128_of_halves(acc + 40);
-				int			scale = 0;
+				__int128	s;
+				__int128	sq;
+				int			scale = acc_sums_at_input_scale(f, acc, &s, &sq);
 
-				if (f->type == GX_TYPE_NUMERIC)
-				{
-					/* back from the fixed scale to the largest input scale */
-					scale = *(const int32 *) (acc + 24);
-					for (int i = scale; i < f->scale; i++)
-					{
-						s /= 10;
-						sq /= 100;
-					}
-				}
 				return gx_finish_variance(gas->finishers[a], (int64) n,
 										  int128_to_numeric_datum(s, scale),
 										  int128_to_numeric_datum(sq, 2 * scale), scale, isnull);
