@@ -26,8 +26,22 @@ CU_HDRS = $(wildcard cuda/*.h cuda/*.cuh)
 CUDA_HOME ?= /usr/local/cuda
 NVCC ?= $(shell command -v nvcc 2>/dev/null || (test -x $(CUDA_HOME)/bin/nvcc && echo $(CUDA_HOME)/bin/nvcc))
 
-ifneq ($(strip $(NVCC)),)
-CUDA_LIBDIR := $(shell dirname $$(dirname $(NVCC)))/lib64
+# The static CUDA runtime is looked for beside nvcc (symlinks resolved), in the
+# toolkit's target folder and in Debian's multiarch folder.  A toolkit without
+# it (nvcc alone) gives the CPU-only build, with a warning, not a link error.
+BUILD_NVCC := $(strip $(NVCC))
+ifneq ($(BUILD_NVCC),)
+CUDA_ROOT   := $(shell dirname $$(dirname $$(readlink -f $(BUILD_NVCC))))
+CUDA_LIBDIR ?= $(firstword $(foreach d,$(CUDA_ROOT)/lib64 $(CUDA_ROOT)/lib \
+                 $(CUDA_ROOT)/targets/x86_64-linux/lib $(CUDA_HOME)/lib64 \
+                 /usr/lib/x86_64-linux-gnu,$(if $(wildcard $(d)/libcudart_static.a),$(d))))
+ifeq ($(strip $(CUDA_LIBDIR)),)
+$(warning gpuext: $(BUILD_NVCC) found but no libcudart_static.a beside it; building the CPU engine only)
+BUILD_NVCC :=
+endif
+endif
+
+ifneq ($(BUILD_NVCC),)
 CU_OBJS  = $(CU_SRCS:.cu=.o)
 SHLIB_LINK += -L$(CUDA_LIBDIR) -lcudart_static -lrt -ldl -lpthread -lstdc++
 else
@@ -56,7 +70,7 @@ PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
 cuda/%.o: cuda/%.cu $(CU_HDRS)
-	$(NVCC) $(NVCC_FLAGS) -c $< -o $@
+	$(BUILD_NVCC) $(NVCC_FLAGS) -c $< -o $@
 
 $(C_SRCS:.c=.o): $(wildcard src/*.h costmodel/*.h) $(CU_HDRS)
 
