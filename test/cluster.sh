@@ -5,10 +5,13 @@
 #
 # Defines PG_CONFIG BINDIR ENGINE RUNAS, as_user CMD (a shell command as
 # $RUNAS, without the lock's descriptor), and:
-#   install_lock              take the install lock /tmp/gpuext-make-test.lock
+#   install_lock              take the install lock $INSTALL_LOCK (one per
+#                             server installation, named after its pkglibdir)
 #                             on descriptor 9, held until the caller exits:
 #                             only one run at a time may install into the
-#                             server's directories and use what it installed
+#                             server's directories and use what it installed;
+#                             runs against different installations (PG_CONFIG
+#                             of a relocated copy) do not wait for each other
 #   build_install LOG         build and install; non-zero (LOG shown) on failure
 #   cluster_start PREFIX [CONF [PORT_BASE]]
 #                             initdb in a new folder WORK=/tmp/PREFIX.XXXXXX
@@ -55,8 +58,9 @@ as_user() {
   fi
 }
 
+INSTALL_LOCK=/tmp/gpuext-install$("$PG_CONFIG" --pkglibdir | tr / _).lock
 install_lock() {
-  exec 9>/tmp/gpuext-make-test.lock
+  exec 9>"$INSTALL_LOCK"
   flock 9
 }
 

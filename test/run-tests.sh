@@ -46,12 +46,12 @@ pass() { passed=$((passed + $1)); }
 fail() { failed=$((failed + $1)); failures+=("$2"); }
 
 install_lock
-if ! build_install /tmp/gpuext-build.log; then
+if ! build_install "${INSTALL_LOCK%.lock}.build.log"; then
   echo "0 passed, 1 failed"
   exit 1
 fi
-if grep -q "warning:" /tmp/gpuext-build.log; then
-  grep "warning:" /tmp/gpuext-build.log
+if grep -q "warning:" "${INSTALL_LOCK%.lock}.build.log"; then
+  grep "warning:" "${INSTALL_LOCK%.lock}.build.log"
   fail 1 "build warnings"
 else
   pass 1

@@ -13,7 +13,7 @@ exec > >(tee "$OUT/smoke.log") 2>&1
 command -v pg_config >/dev/null || bash .gpu/install-pg-bundle.sh
 nvidia-smi --query-gpu=name,memory.total,driver_version,pcie.link.gen.current,pcie.link.width.current --format=csv
 nproc; free -g | head -2
-(flock 9; make -s -j16 2>&1 | grep -E "warning|error"; make -s install >/dev/null) 9>/tmp/gpuext-make-test.lock || exit 1
+(flock 9; make -s -j16 2>&1 | grep -E "warning|error"; make -s install >/dev/null) 9>"/tmp/gpuext-install$(pg_config --pkglibdir | tr / _).lock" || exit 1
 
 W=/tmp/gx-smoke
 rm -rf $W; mkdir -p $W; chown postgres $W

@@ -115,7 +115,7 @@ if [ "${BENCH_BUILD:-1}" != 0 ]; then
   note "building and installing gpuext (log: $BENCH_OUT/build.log)"
   (
     # one build/install at a time (test/run-tests.sh takes the same lock)
-    exec 9>/tmp/gpuext-make-test.lock
+    exec 9>"/tmp/gpuext-install$("$PG_CONFIG" --pkglibdir | tr / _).lock"
     flock 9
     make -s -j"$BENCH_NPROC" PG_CONFIG="$PG_CONFIG" >"$BENCH_OUT/build.log" 2>&1 &&
       make -s PG_CONFIG="$PG_CONFIG" install >>"$BENCH_OUT/build.log" 2>&1

@@ -16,7 +16,7 @@
 #                         GPU machine .gpu/install-pg-bundle.sh installs one)
 #   GPUEXT_TEST_ENGINE    cpu | auto: gpuext.device (default auto)
 #   GPUEXT_TEST_PORT      port (default: random 55000-55999)
-# The install lock /tmp/gpuext-make-test.lock (see test/cluster.sh) is held
+# The install lock (see test/cluster.sh) is held
 # for the whole run, so no other test run replaces gpuext.so under it.
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
