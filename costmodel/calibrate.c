@@ -12,8 +12,10 @@
  *	  service (cuda/calibrate.cu) and empty requests timed end to end;
  *	- the CPU: pinning and describing heap pages (all-visible ones, and
  *	  the extra visibility checks of the others), the CPU engine's rate,
- *	  and the microseconds of one planner cost unit (a stock sequential
- *	  scan timed against its estimated cost).
+ *	  the microseconds of one planner cost unit (a stock sequential scan
+ *	  timed against its estimated cost), and how much faster per cost unit
+ *	  the pages of stock index and bitmap scans cost when they are in memory
+ *	  (index_cost_scale, indexread.c).
  * Results go to the table gpuext_calibration_values.  A backend applies
  * stored values as database-level defaults of the gpuext.* GUCs the next
  * time it plans a query (a session's own SET still wins), so no restart
@@ -285,6 +287,53 @@ gx_planned_cost(const char *sql)
 	return strtod(p + strlen("\"Total Cost\": "), NULL);
 }
 
+/*
+ * The factor on the page costs that makes the estimates of stock bitmap
+ * and index scans over scattered rows of the scratch table (v = g % 1000:
+ * each value's rows lie about four pages apart), warm, match their times
+ * at unit_us microseconds per cost unit (see indexread.c).  Each estimate
+ * is split into its page part and the rest by planning it again with both
+ * page costs at zero.  An index on v is made for the purpose.
+ */
+static double
+measure_index_page_scale(const char *scratch, double unit_us)
+{
+	const char *sql = psprintf("SELECT sum(id) FROM %s WHERE v IN (5, 250, 500, 750)", scratch);
+	const char *seq_before = pstrdup(GetConfigOption("seq_page_cost", false, false));
+	const char *random_before = pstrdup(GetConfigOption("random_page_cost", false, false));
+	double		sum = 0;
+
+	gx_spi_exec(psprintf("CREATE INDEX ON %s (v)", scratch), SPI_OK_UTILITY);
+	gx_set_local("gpuext.index_cost_scale", "1");
+	gx_set_local("enable_seqscan", "off");
+	for (int i = 0; i < 2; i++)
+	{
+		double		us;
+		double		total;
+		double		other;
+
+		/* a bitmap heap scan, then a plain index scan */
+		gx_set_local("enable_indexscan", i == 0 ? "off" : "on");
+		gx_set_local("enable_bitmapscan", i == 0 ? "on" : "off");
+		(void) gx_time_query(sql, 1);	/* warm the index */
+		us = gx_time_query(sql, 5);
+		total = gx_planned_cost(sql);
+		gx_set_local("seq_page_cost", "0");
+		gx_set_local("random_page_cost", "0");
+		other = gx_planned_cost(sql);
+		gx_set_local("seq_page_cost", seq_before);
+		gx_set_local("random_page_cost", random_before);
+		if (total > other)
+			sum += Min(Max((us / unit_us - other) / (total - other), 0.01), 1.0);
+		else
+			sum += 1.0;
+	}
+	gx_set_local("enable_indexscan", "on");
+	gx_set_local("enable_bitmapscan", "on");
+	gx_set_local("enable_seqscan", "on");
+	return sum / 2;
+}
+
 /* Host cost of pinning and describing a page, over the scratch table. */
 static double
 measure_host_page(Oid relid)
@@ -440,6 +489,8 @@ gpuext_calibrate(PG_FUNCTION_ARGS)
 	scan_sql = psprintf("SELECT count(*) FROM %s WHERE v >= 0", scratch);
 	(void) gx_time_query(scan_sql, 1);		/* warm the buffers */
 	m[n++] = (Measured) {"cost_unit_us", gx_time_query(scan_sql, 5) / gx_planned_cost(scan_sql), "us"};
+	m[n] = (Measured) {"index_cost_scale", measure_index_page_scale(scratch, m[n - 1].value), "ratio"};
+	n++;
 	/*
 	 * Host work per page: the scratch table's pages are not all-visible
 	 * (each tuple's visibility is checked); a copy loaded with COPY FREEZE

@@ -45,6 +45,7 @@ double		gx_storage_seq_read_us = 20.0;
 double		gx_storage_random_read_us = 100.0;
 double		gx_storage_seq_write_us = 40.0;
 double		gx_storage_random_write_us = 400.0;
+double		gx_index_cost_scale = 1.0;
 bool		gx_recost_spills = true;
 
 /* Define a real-valued cost parameter. */
@@ -122,6 +123,9 @@ gx_cost_define_gucs(void)
 	define_param("gpuext.cpu_engine_row_ns",
 				 "Nanoseconds of CPU engine work per row and device-program instruction.",
 				 &gx_cpu_engine_row_ns, 4.0, 0, 1e6);
+	define_param("gpuext.index_cost_scale",
+				 "Factor on seq_page_cost and random_page_cost when gpuext re-costs PostgreSQL's index and bitmap scans.",
+				 &gx_index_cost_scale, 1.0, 0.01, 100);
 	DefineCustomBoolVariable("gpuext.recost_spills",
 							 "Re-costs PostgreSQL's spilling hash aggregations and sorts with the storage write costs.",
 							 "A page written to a temporary file costs PostgreSQL's page cost times "

@@ -38,10 +38,12 @@ extern double gx_storage_random_read_us;
 extern double gx_storage_seq_write_us;	/* a page written (and synced) sequentially */
 extern double gx_storage_random_write_us;
 
+extern double gx_index_cost_scale;		/* page costs of stock index paths (indexread.c) */
 extern bool gx_recost_spills;			/* re-cost PostgreSQL's spilling operators */
 
 extern void gx_cost_define_gucs(void);
 extern void gx_spill_cost_init(void);
+extern void gx_index_cost_init(void);
 extern void gx_cost_refresh(void);
 
 /* inputs of a scan's costing */

@@ -26,6 +26,42 @@ RESET gpuext.gpu_setup_us;
 SET gpuext.link_read_gbps = 0.01;
 EXPLAIN (COSTS OFF) SELECT count(*) FROM cm_big WHERE a < 3;
 RESET gpuext.link_read_gbps;
+-- stock index and bitmap scans are costed again with their page costs
+-- times gpuext.index_cost_scale (what gpuext_calibrate() measures for
+-- pages in memory): at PostgreSQL's page costs a GPU scan of the whole
+-- table looks cheaper than a selective bitmap scan, at calibrated ones not
+CREATE INDEX cm_big_a ON cm_big (a);
+SET gpuext.index_cost_scale = 1;
+EXPLAIN (COSTS OFF) SELECT id, b FROM cm_big WHERE a IN (1, 2, 3, 4, 5, 6, 7, 8);
+SET gpuext.index_cost_scale = 0.05;
+EXPLAIN (COSTS OFF) SELECT id, b FROM cm_big WHERE a IN (1, 2, 3, 4, 5, 6, 7, 8);
+-- the re-costed estimate is PostgreSQL's own with both page costs times
+-- the factor; and gpuext.enabled = off leaves PostgreSQL's costs alone
+CREATE FUNCTION cm_cost(q text) RETURNS float8 AS $$
+DECLARE j json;
+BEGIN
+  EXECUTE 'EXPLAIN (FORMAT JSON) ' || q INTO j;
+  RETURN (j->0->'Plan'->>'Total Cost')::float8;
+END $$ LANGUAGE plpgsql;
+SET gpuext.enable_gpuscan = off;
+CREATE TEMP TABLE cm_costs AS
+  SELECT cm_cost('SELECT id, b FROM cm_big WHERE a IN (1, 2, 3, 4, 5, 6, 7, 8)') AS recosted;
+SET gpuext.enabled = off;
+ALTER TABLE cm_costs ADD stock float8, ADD scaled_by_hand float8;
+UPDATE cm_costs SET stock = cm_cost('SELECT id, b FROM cm_big WHERE a IN (1, 2, 3, 4, 5, 6, 7, 8)');
+SET seq_page_cost = 0.05;
+SET random_page_cost = 0.2;
+UPDATE cm_costs SET scaled_by_hand = cm_cost('SELECT id, b FROM cm_big WHERE a IN (1, 2, 3, 4, 5, 6, 7, 8)');
+RESET seq_page_cost;
+RESET random_page_cost;
+SELECT recosted < stock / 5 AS much_cheaper, abs(recosted - scaled_by_hand) < 1e-6 AS same_as_postgres,
+       abs(cm_cost('SELECT id, b FROM cm_big WHERE a IN (1, 2, 3, 4, 5, 6, 7, 8)') - stock) < 1e-6 AS off_unchanged
+  FROM cm_costs;
+RESET gpuext.enabled;
+RESET gpuext.enable_gpuscan;
+RESET gpuext.index_cost_scale;
+DROP FUNCTION cm_cost(text);
+DROP INDEX cm_big_a;
 -- the plans still give PostgreSQL's answers (here on the CPU engine)
 SELECT count(*) FROM cm_big WHERE a < 3;
 SELECT a % 10 AS k, count(*), sum(b) FROM cm_big GROUP BY 1 ORDER BY 1;
@@ -49,10 +85,13 @@ SELECT count(*) >= 7 AS measured_enough,
        bool_and(measured > 0 AND measured < 1e6) AS plausible
   FROM gpuext_calibrate();
 SELECT parameter FROM gpuext_calibration_values
- WHERE parameter IN ('cost_unit_us', 'host_page_us', 'storage_seq_read_us',
+ WHERE parameter IN ('cost_unit_us', 'host_page_us', 'index_cost_scale', 'storage_seq_read_us',
                      'storage_random_read_us', 'storage_seq_write_us',
                      'storage_random_write_us', 'cpu_engine_row_ns')
  ORDER BY 1;
+-- pages in memory cost less than PostgreSQL's defaults say, never more
+SELECT value BETWEEN 0.01 AND 1 AS index_scale_plausible
+  FROM gpuext_calibration_values WHERE parameter = 'index_cost_scale';
 -- a stored value becomes this session's default at the next planning ...
 SELECT abs(value_in_force - calibrated) < 1e-3 * calibrated AS in_force, source
   FROM gpuext_calibration WHERE parameter = 'cost_unit_us';
