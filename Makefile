@@ -7,6 +7,12 @@
 #   make bench            benchmarks (see test/bench/README)
 #   make fuzz [N=500] [SEED=1]  differential query generator: offloaded vs stock
 #                         results on a throwaway cluster (see test/fuzz/fuzz.py)
+#   make valgrind [TESTS="a b"]  pg_regress with every server process under
+#                         valgrind's memcheck, CPU engine (test/sanitize.sh)
+#   make compute-sanitizer [TOOL=memcheck|racecheck|initcheck|synccheck]
+#                         [TESTS=...]  the GPU and pg_regress suites with the
+#                         GPU service's kernels under compute-sanitizer (GPU
+#                         machine; test/sanitize.sh)
 #   make fuzz-sqlsmith [N=1000] [SEED=1]  SQLsmith's random queries with
 #                         gpuext forced on; fails on a crash (test/fuzz/sqlsmith.sh)
 
@@ -74,7 +80,7 @@ cuda/%.o: cuda/%.cu $(CU_HDRS)
 
 $(C_SRCS:.c=.o): $(wildcard src/*.h costmodel/*.h) $(CU_HDRS)
 
-.PHONY: test demo bench fuzz fuzz-sqlsmith
+.PHONY: test demo bench fuzz fuzz-sqlsmith valgrind compute-sanitizer
 test:
 	bash test/run-tests.sh
 
@@ -86,6 +92,13 @@ bench:
 
 fuzz:
 	FUZZ_N='$(N)' FUZZ_SEED='$(SEED)' bash test/fuzz/run.sh $(FUZZ_ARGS)
+
+valgrind:
+	SANITIZE_TESTS='$(TESTS)' bash test/sanitize.sh valgrind
+
+# TOOL: memcheck (default), racecheck, initcheck or synccheck
+compute-sanitizer:
+	SANITIZE_TESTS='$(TESTS)' bash test/sanitize.sh $(or $(TOOL),memcheck)
 
 fuzz-sqlsmith:
 	SQLSMITH_N='$(N)' SQLSMITH_SEED='$(SEED)' bash test/fuzz/sqlsmith.sh

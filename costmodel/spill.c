@@ -36,6 +36,7 @@
 #include "optimizer/cost.h"
 #include "optimizer/optimizer.h"
 #include "optimizer/planner.h"
+#include "optimizer/prep.h"
 #include "utils/guc.h"
 #include "utils/tuplesort.h"
 
@@ -239,12 +240,20 @@ spill_recost_upper_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo 
 	if (!gx_recost_spills || !gpuext_enabled)
 		return;
 	gx_cost_refresh();
-	if ((stage == UPPERREL_GROUP_AGG || stage == UPPERREL_PARTIAL_GROUP_AGG) && extra != NULL)
+	if ((stage == UPPERREL_GROUP_AGG || stage == UPPERREL_PARTIAL_GROUP_AGG) &&
+		root->parse->hasAggs)
 	{
-		GroupPathExtraData *gd = extra;
+		/*
+		 * The transition space of the aggregates as cost_agg saw it (the
+		 * costs in GroupPathExtraData are only filled in when partial
+		 * aggregation was considered).
+		 */
+		AggClauseCosts costs;
 
-		cx.transition_space = stage == UPPERREL_PARTIAL_GROUP_AGG ?
-			gd->agg_partial_costs.transitionSpace : gd->agg_final_costs.transitionSpace;
+		MemSet(&costs, 0, sizeof(costs));
+		get_agg_clause_costs(root, stage == UPPERREL_PARTIAL_GROUP_AGG ?
+							 AGGSPLIT_INITIAL_SERIAL : AGGSPLIT_SIMPLE, &costs);
+		cx.transition_space = costs.transitionSpace;
 	}
 	if (stage == UPPERREL_ORDERED)
 		cx.limit_tuples = root->limit_tuples;

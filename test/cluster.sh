@@ -29,7 +29,9 @@
 #                             first BYTES bytes
 #
 # Environment: PG_CONFIG (default: on PATH; on a bare GPU machine
-# .gpu/install-pg-bundle.sh installs one), GPUEXT_TEST_ENGINE (cpu | auto:
+# .gpu/install-pg-bundle.sh installs one), GPUEXT_POSTGRES (a program
+# started in place of postgres, e.g. under valgrind), GPUEXT_START_TIMEOUT
+# (seconds, default 120), GPUEXT_TEST_ENGINE (cpu | auto:
 # gpuext.device, default auto), GPUEXT_TEST_PORT, GPUEXT_TEST_USER (the
 # servers' user when run as root, default postgres).
 
@@ -105,7 +107,10 @@ log_min_messages = warning
 lc_messages = 'C'
 ${2:-}
 EOC
-  if ! as_user "'$BINDIR/pg_ctl' -D '$PGDATA' -l '$WORK/server.log' -c -w -t 120 start" >/dev/null; then
+  # GPUEXT_POSTGRES: a wrapper to start instead of postgres (test/valgrind.sh)
+  local postgres_opt=""
+  [ -n "${GPUEXT_POSTGRES:-}" ] && postgres_opt="-p '$GPUEXT_POSTGRES'"
+  if ! as_user "'$BINDIR/pg_ctl' -D '$PGDATA' -l '$WORK/server.log' $postgres_opt -c -w -t ${GPUEXT_START_TIMEOUT:-120} start" >/dev/null; then
     cat "$WORK/server.log"
     return 1
   fi
