@@ -52,6 +52,8 @@ typedef enum GxAggKind
 	GX_AGG_MIN_FLOAT,			/* n, double min with NaN largest */
 	GX_AGG_MAX_FLOAT,
 	GX_AGG_KEY_SCALE,			/* n, largest display scale of a numeric key */
+	GX_AGG_MIN_NUMERIC,			/* n, int64 min at a fixed scale, min and max input scale */
+	GX_AGG_MAX_NUMERIC,
 	GX_AGG_VARIANCE				/* n, int128 sum and sum of squares (integers or
 								 * numeric at a fixed scale), max scale */
 } GxAggKind;
@@ -122,6 +124,7 @@ gx_agg_entry(GxAggTable *t, const GxAggSpec *spec, uint64_t i)
 #define GX_ACC_SQ_LO(p)		((uint64_t *) ((p) + 40))	/* VARIANCE: sum of squares */
 #define GX_ACC_SQ_HI(p)		((uint64_t *) ((p) + 48))
 #define GX_ACC_SQ_ABSSUM(p) ((double *) ((p) + 56))	/* VARIANCE: the same in double */
+#define GX_ACC_MINSCALE(p)	((int32_t *) ((p) + 16))	/* MIN/MAX_NUMERIC: least input scale */
 
 /*
  * Sums that the device cannot vouch for: an int128 numeric sum (or sum of
@@ -151,6 +154,9 @@ gx_agg_acc_size(int kind)
 			return 32;			/* n, sum, max |v| */
 		case GX_AGG_VARIANCE:
 			return 64;			/* as SUM_NUMERIC, then sum of squares, its |bound| */
+		case GX_AGG_MIN_NUMERIC:
+		case GX_AGG_MAX_NUMERIC:
+			return 32;			/* n, value, least scale, greatest scale */
 		default:
 			return 16;			/* n, value */
 	}
@@ -181,6 +187,7 @@ gx_agg_key_width(int type)
 #define GX_MIN_I64(p, v)	atomicMin((long long *) (p), (long long) (v))
 #define GX_MAX_I64(p, v)	atomicMax((long long *) (p), (long long) (v))
 #define GX_MAX_I32(p, v)	atomicMax((int *) (p), (int) (v))
+#define GX_MIN_I32(p, v)	atomicMin((int *) (p), (int) (v))
 #define GX_MAX_U64(p, v)	atomicMax((unsigned long long *) (p), (unsigned long long) (v))
 #define GX_CAS_U32(p, o, n) atomicCAS((unsigned int *) (p), (unsigned int) (o), (unsigned int) (n))
 #define GX_CAS_U64(p, o, n) atomicCAS((unsigned long long *) (p), (unsigned long long) (o), (unsigned long long) (n))
@@ -217,6 +224,7 @@ gx_plain_cas_u64(uint64_t *p, uint64_t o, uint64_t n)
 #define GX_MIN_I64(p, v)	do { if ((int64_t) (v) < *(int64_t *) (p)) *(int64_t *) (p) = (v); } while (0)
 #define GX_MAX_I64(p, v)	do { if ((int64_t) (v) > *(int64_t *) (p)) *(int64_t *) (p) = (v); } while (0)
 #define GX_MAX_I32(p, v)	do { if ((int32_t) (v) > *(int32_t *) (p)) *(int32_t *) (p) = (v); } while (0)
+#define GX_MIN_I32(p, v)	do { if ((int32_t) (v) < *(int32_t *) (p)) *(int32_t *) (p) = (v); } while (0)
 #define GX_MAX_U64(p, v)	do { if ((uint64_t) (v) > *(uint64_t *) (p)) *(uint64_t *) (p) = (v); } while (0)
 #define GX_CAS_U32(p, o, n) gx_plain_cas_u32((uint32_t *) (p), (o), (n))
 #define GX_CAS_U64(p, o, n) gx_plain_cas_u64((uint64_t *) (p), (o), (n))
@@ -368,6 +376,12 @@ gx_agg_init_entry(const GxAggSpec *spec, unsigned char *entry)
 				break;
 			case GX_AGG_MAX_INT:
 				*GX_ACC_I64(acc) = GX_INT64_MIN;
+				break;
+			case GX_AGG_MIN_NUMERIC:
+			case GX_AGG_MAX_NUMERIC:
+				*GX_ACC_I64(acc) = f->kind == GX_AGG_MIN_NUMERIC ? GX_INT64_MAX : GX_INT64_MIN;
+				*GX_ACC_MINSCALE(acc) = GX_INT32_MAX;
+				*GX_ACC_SCALE(acc) = 0;
 				break;
 			case GX_AGG_MIN_FLOAT:
 			case GX_AGG_MAX_FLOAT:
@@ -605,6 +619,22 @@ gx_agg_accumulate(const GxAggSpec *spec, unsigned char *entry, const GxDatum *re
 			case GX_AGG_MAX_INT:
 				GX_MAX_I64(GX_ACC_I64(acc), r->v.i);
 				break;
+			case GX_AGG_MIN_NUMERIC:
+			case GX_AGG_MAX_NUMERIC:
+				{
+					__int128	v;
+
+					/* exact at the fixed scale and within 64 bits, or to the host */
+					if (gx_acc_numeric_input(f, acc, r, &v) != 0 ||
+						v > (__int128) GX_INT64_MAX || v < (__int128) GX_INT64_MIN)
+						return -1;
+					GX_MIN_I32(GX_ACC_MINSCALE(acc), r->scale);
+					if (f->kind == GX_AGG_MIN_NUMERIC)
+						GX_MIN_I64(GX_ACC_I64(acc), (int64_t) v);
+					else
+						GX_MAX_I64(GX_ACC_I64(acc), (int64_t) v);
+					break;
+				}
 			case GX_AGG_MIN_FLOAT:
 				gx_acc_minmax_f64(acc, r->v.f, 0);
 				break;
@@ -664,6 +694,15 @@ gx_agg_merge(const GxAggSpec *spec, unsigned char *dst, const unsigned char *src
 				break;
 			case GX_AGG_MAX_INT:
 				GX_MAX_I64(GX_ACC_I64(d), *(const int64_t *) (s + 8));
+				break;
+			case GX_AGG_MIN_NUMERIC:
+			case GX_AGG_MAX_NUMERIC:
+				if (f->kind == GX_AGG_MIN_NUMERIC)
+					GX_MIN_I64(GX_ACC_I64(d), *(const int64_t *) (s + 8));
+				else
+					GX_MAX_I64(GX_ACC_I64(d), *(const int64_t *) (s + 8));
+				GX_MIN_I32(GX_ACC_MINSCALE(d), *(const int32_t *) (s + 16));
+				GX_MAX_I32(GX_ACC_SCALE(d), *(const int32_t *) (s + 24));
 				break;
 			case GX_AGG_MIN_FLOAT:
 			case GX_AGG_MAX_FLOAT:

@@ -49,6 +49,32 @@ SELECT pg_typeof(min(i2)) AS i2, pg_typeof(max(i4)) AS i4, pg_typeof(min(i8)) AS
 SELECT g, min(i2), max(i2), min(i8), max(i8), min(d), max(d), min(f4), max(f8) FROM gx_agg GROUP BY g ORDER BY g;
 SELECT g, min(ts), max(ts), min(tz), max(tz) FROM gx_agg GROUP BY g ORDER BY g;
 RESET gpuext.force_offload;
+-- min and max of numerics: on the device in 64 bits at a fixed scale, the
+-- result at the inputs' display scale; inputs of mixed display scales (n:
+-- 0 to 3 decimals, where PostgreSQL keeps the later of two equal values)
+-- and values past 64 bits go back to PostgreSQL's plan, same answers
+SELECT gx_agg_diff($$SELECT k, min(n2) AS a, max(n2) AS b FROM gx_agg GROUP BY k$$);
+SELECT gx_agg_diff($$SELECT min(n2) AS a, max(n2) AS b, min(-n2) AS c, max(n2 * 10) AS d FROM gx_agg$$);
+SELECT gx_agg_diff($$SELECT g, min(n) AS a, max(n) AS b FROM gx_agg GROUP BY g$$);
+SELECT gx_agg_diff($$SELECT g, min(n2) FILTER (WHERE b) AS a, max(n2) FILTER (WHERE i4 > 0) AS b FROM gx_agg GROUP BY g$$);
+SELECT gx_agg_diff($$SELECT g, min(n2) AS a, max(n2) AS b FROM gx_agg WHERE id < 0 GROUP BY g$$);
+SELECT gx_agg_diff($$SELECT min(n2) AS a, max(n2) AS b FROM gx_agg WHERE id < 0$$);
+CREATE TABLE gx_aggmm (g int, n numeric(38, 4), u numeric);
+INSERT INTO gx_aggmm SELECT x % 3, (x * 12345.6789) % 100000 - 50000, 1.5 FROM generate_series(1, 3000) x;
+INSERT INTO gx_aggmm VALUES (0, 9999999999999999999999999999.1234, 1.50), (1, NULL, NULL), (2, -0.0001, 1.5);
+ANALYZE gx_aggmm;
+SELECT gx_agg_diff($$SELECT g, min(n) AS a, max(n) AS b FROM gx_aggmm WHERE g > 0 GROUP BY g$$);
+SELECT gx_agg_diff($$SELECT g, min(n) AS a, max(n) AS b FROM gx_aggmm GROUP BY g$$);
+SELECT gx_agg_diff($$SELECT g, min(u) AS a, max(u) AS b FROM gx_aggmm GROUP BY g$$);
+SET gpuext.force_offload = on;
+SELECT pg_typeof(min(n2)) AS a, pg_typeof(max(n)) AS b FROM gx_agg;
+SELECT g, min(n2), max(n2), min(n), max(n) FROM gx_agg GROUP BY g ORDER BY g;
+SELECT g, min(n), max(n), min(u), max(u) FROM gx_aggmm GROUP BY g ORDER BY g;
+SET gpuext.enabled = off;
+SELECT g, min(n), max(n), min(u), max(u) FROM gx_aggmm GROUP BY g ORDER BY g;
+RESET gpuext.enabled;
+DROP TABLE gx_aggmm;
+RESET gpuext.force_offload;
 
 -- integer extremes: sums of int2 and int4 are exact int8, sums of int8
 -- are exact numerics past 2^63, min/max at the ends of each range

@@ -78,6 +78,7 @@ typedef enum GxAggFinal
 	GXF_AVG_TO_NUMERIC,			/* avg of integers and numeric: numeric_div(sum, n) */
 	GXF_AVG_TO_FLOAT8,			/* avg(float4/float8) */
 	GXF_MINMAX,					/* the value, in the input type */
+	GXF_MINMAX_NUMERIC,			/* the numeric at its inputs' display scale */
 	GXF_VARIANCE				/* variance/stddev: PostgreSQL's final function */
 } GxAggFinal;
 
@@ -118,6 +119,8 @@ static const GxAggDef gx_agg_defs[] = {
 	{F_MIN_FLOAT8, GX_AGG_MIN_FLOAT, GXF_MINMAX},
 	{F_MAX_FLOAT4, GX_AGG_MAX_FLOAT, GXF_MINMAX},
 	{F_MAX_FLOAT8, GX_AGG_MAX_FLOAT, GXF_MINMAX},
+	{F_MIN_NUMERIC, GX_AGG_MIN_NUMERIC, GXF_MINMAX_NUMERIC},
+	{F_MAX_NUMERIC, GX_AGG_MAX_NUMERIC, GXF_MINMAX_NUMERIC},
 #define VARIANCE_DEFS(type) \
 	{F_VARIANCE_##type, GX_AGG_VARIANCE, GXF_VARIANCE}, \
 	{F_VAR_SAMP_##type, GX_AGG_VARIANCE, GXF_VARIANCE}, \
@@ -135,12 +138,13 @@ static const GxAggDef gx_agg_defs[] = {
 #define DEFAULT_NUMERIC_SCALE	16
 
 /*
- * Numeric variances square their inputs at the fixed scale, so they keep
- * fewer decimals (an input must stay below 2^63 at that scale); inputs
- * with more decimals send the aggregation back to PostgreSQL's plan.
+ * Numeric variances square their inputs at the fixed scale, and numeric
+ * min/max keep them in 64 bits, so they keep fewer decimals (an input must
+ * stay below 2^63 at that scale); inputs with more decimals send the
+ * aggregation back to PostgreSQL's plan.
  */
-#define DEFAULT_VARIANCE_SCALE	6
-#define MAX_VARIANCE_SCALE		12
+#define DEFAULT_INT64_NUMERIC_SCALE	6
+#define MAX_INT64_NUMERIC_SCALE		12
 
 /* shared state of a parallel GpuAgg, in the DSM segment */
 typedef struct GpuAggShared
@@ -822,11 +826,12 @@ build_agg_program(GpuAggState *gas)
 
 			f->scale = (sc < 0) ? DEFAULT_NUMERIC_SCALE : Min(sc, 30);
 		}
-		else if (def->kind == GX_AGG_VARIANCE && f->type == GX_TYPE_NUMERIC)
+		else if ((def->kind == GX_AGG_VARIANCE && f->type == GX_TYPE_NUMERIC) ||
+				 def->final == GXF_MINMAX_NUMERIC)
 		{
 			int			sc = numeric_scale_of(agg_input(agg));
 
-			f->scale = (sc < 0) ? DEFAULT_VARIANCE_SCALE : Min(sc, MAX_VARIANCE_SCALE);
+			f->scale = (sc < 0) ? DEFAULT_INT64_NUMERIC_SCALE : Min(sc, MAX_INT64_NUMERIC_SCALE);
 		}
 		off += gx_agg_acc_size(def->kind);
 		k++;
@@ -1012,20 +1017,24 @@ aggregate_batches(GpuAggState *gas)
 }
 
 /*
- * Can every sum of every group be trusted?  A numeric sum whose inputs'
+ * Can every result of every group be trusted?  A numeric sum whose inputs'
  * magnitudes add up past GX_NUMERIC_SUM_LIMIT may have wrapped its
  * 128 bits; a float input beyond GX_FLOAT_INPUT_LIMIT may have made
- * PostgreSQL's own accumulation overflow (an error there).
+ * PostgreSQL's own accumulation overflow (an error there); a numeric
+ * min/max over inputs of different display scales does not know which
+ * of two equal values PostgreSQL would return (1.5 or 1.50: it keeps the
+ * later one, in scan order).
  */
 static bool
-sums_are_exact(GpuAggState *gas)
+results_are_exact(GpuAggState *gas)
 {
 	for (int a = 0; a < gas->spec.naggs; a++)
 	{
 		const GxAggFunc *f = &gas->spec.aggs[a];
 
 		if (f->kind != GX_AGG_SUM_NUMERIC && f->kind != GX_AGG_SUM_FLOAT &&
-			f->kind != GX_AGG_VARIANCE)
+			f->kind != GX_AGG_VARIANCE && f->kind != GX_AGG_MIN_NUMERIC &&
+			f->kind != GX_AGG_MAX_NUMERIC)
 			continue;
 		for (uint64 g = 0; g < gas->ngroups; g++)
 		{
@@ -1039,6 +1048,9 @@ sums_are_exact(GpuAggState *gas)
 				return false;
 			if (f->kind == GX_AGG_SUM_FLOAT &&
 				*(double *) GX_ACC_MAXABS(acc) >= GX_FLOAT_INPUT_LIMIT)
+				return false;
+			if ((f->kind == GX_AGG_MIN_NUMERIC || f->kind == GX_AGG_MAX_NUMERIC) &&
+				*GX_ACC_N(acc) > 0 && *GX_ACC_MINSCALE(acc) != *GX_ACC_SCALE(acc))
 				return false;
 		}
 	}
@@ -1117,9 +1129,9 @@ fetch_groups(GpuAggState *gas)
 		gas->fallback_reason = "a value the device cannot aggregate exactly";
 		return false;
 	}
-	if (!sums_are_exact(gas))
+	if (!results_are_exact(gas))
 	{
-		gas->fallback_reason = "a sum the device cannot vouch for (numeric or sum of squares near 10^38, or a float input beyond 1e154)";
+		gas->fallback_reason = "a result the device cannot vouch for (numeric or sum of squares near 10^38, a float input beyond 1e154, or numeric min/max over mixed display scales)";
 		return false;
 	}
 	gas->empty_group = (gas->nkeys == 0 && gas->ngroups == 0);
@@ -1400,6 +1412,16 @@ agg_datum(GpuAggState *gas, int a, const unsigned char *entry, bool *isnull)
 			return Float8GetDatum(*(const double *) (acc + 8));
 		case GXF_AVG_TO_FLOAT8:
 			return Float8GetDatum(*(const double *) (acc + 8) / (double) n);
+		case GXF_MINMAX_NUMERIC:
+			{
+				/* every input had this display scale: the division is exact */
+				int			scale = *(const int32 *) (acc + 24);
+				__int128	v = *(const int64 *) (acc + 8);
+
+				for (int i = scale; i < f->scale; i++)
+					v /= 10;
+				return int128_to_numeric_datum(v, scale);
+			}
 		case GXF_MINMAX:
 			if (f->kind == GX_AGG_MIN_FLOAT || f->kind == GX_AGG_MAX_FLOAT)
 			{
