@@ -22,6 +22,7 @@
 #include "utils/timestamp.h"
 
 #include "gx_agg.h"
+#include "gx_join.h"
 
 
 /* The page of a page reference, in shared buffers. */
@@ -157,6 +158,48 @@ cpu_agg(GxBatch *batch)
 	}
 }
 
+/*
+ * GX_REQ_JOIN: run the program over every tuple of the batch and probe the
+ * join tables registered under the batch's task id (built by the host with
+ * gx_join_insert, the kernel's own insert step).
+ */
+static void
+cpu_join(GxBatch *batch)
+{
+	const GxPageRef *refs = gx_batch_pages(batch);
+	const GxProgram *prog = (const GxProgram *) ((const char *) batch + batch->program_offset);
+	const GxJoinSpec *spec = (const GxJoinSpec *) ((const char *) prog + TYPEALIGN(16, prog->length));
+	GxJoinTables *tables = NULL;
+	uint32		stride = gx_join_out_per_page(spec->ndepths);
+	GxDatum		regs[GX_MAX_REGS];
+
+	if (batch->task_id >= 1 && batch->task_id <= CPU_MAX_TABLES)
+		tables = (GxJoinTables *) cpu_tables[batch->task_id - 1];
+	if (tables == NULL || !gx_program_ok(prog, batch->program_len) ||
+		spec->ndepths == 0 || spec->ndepths > GX_JOIN_MAX_DEPTH ||
+		tables->ndepths != spec->ndepths)
+		elog(ERROR, "gpuext: malformed join batch");
+	for (uint32 p = 0; p < batch->npages; p++)
+	{
+		const unsigned char *page = page_of(&refs[p]);
+		GxJoinPageOut *out = (GxJoinPageOut *) ((char *) gx_batch_out(batch) + (Size) p * stride);
+
+		memset(out, 0, sizeof(*out));
+		for (uint32 off = 1; off <= refs[p].nline; off++)
+		{
+			uint32	   *match = gx_join_matches(out, spec->ndepths, off);
+			int			rc = gx_join_tuple(prog, spec, tables, page, &refs[p], off, regs, match);
+
+			if (rc == GX_ROW_PASS)
+				gx_bitmap_set(out->pass, off);
+			else if (rc == GX_ROW_RECHECK)
+				gx_bitmap_set(out->recheck, off);
+		}
+		if ((p & 63) == 63)
+			CHECK_FOR_INTERRUPTS();
+	}
+}
+
 /* Run one batch to completion in this backend. */
 void
 gx_cpu_run_batch(GxBatch *batch)
@@ -177,6 +220,9 @@ gx_cpu_run_batch(GxBatch *batch)
 			break;
 		case GX_REQ_AGG:
 			cpu_agg(batch);
+			break;
+		case GX_REQ_JOIN:
+			cpu_join(batch);
 			break;
 		default:
 			elog(ERROR, "gpuext: unknown batch kind %u", batch->kind);
