@@ -30,7 +30,7 @@
 #ifndef GX_JOIN_H
 #define GX_JOIN_H
 
-#include "gx_program.h"
+#include "gx_agg.h"
 
 #define GX_JOIN_MAX_DEPTH	8
 #define GX_JOIN_MAX_KEYS	8
@@ -507,6 +507,71 @@ gx_join_tuple(const GxProgram *prog, const GxJoinSpec *spec, GxJoinTables *ts,
 		if (jd->jointype == GX_JOIN_ANTI && m != 0)
 			return GX_ROW_FAIL;
 	}
+	return GX_ROW_PASS;
+}
+
+/*
+ * How many joined rows an outer row that passed gx_join_tuple makes: the
+ * product over inner and left depths of its matches (a left join's
+ * unmatched row counts once); semi and anti depths keep or drop it whole.
+ */
+GX_FUNC uint64_t
+gx_join_multiplicity(GxJoinTables *ts, const GxJoinSpec *spec, const uint32_t *match)
+{
+	uint64_t	m = 1;
+
+	for (uint32_t d = 0; d < spec->ndepths; d++)
+	{
+		const GxJoinRow *rows = gx_join_rows(gx_join_table(ts, d));
+		uint64_t	n = 0;
+		int			jt = spec->depths[d].jointype;
+
+		if (jt == GX_JOIN_SEMI || jt == GX_JOIN_ANTI)
+			continue;
+		for (uint32_t r = match[d]; r != 0; r = rows[r - 1].next)
+			n++;
+		if (jt == GX_JOIN_LEFT && n == 0)
+			n = 1;
+		m *= n;
+	}
+	return m;
+}
+
+/*
+ * Aggregation fused with the join (GpuAgg over GpuJoin, group keys and
+ * aggregate inputs from the outer relation): run the program, probe every
+ * depth, then add the row to its group once per joined row it makes.
+ * Returns GX_ROW_PASS, GX_ROW_FAIL or GX_ROW_RECHECK.
+ */
+GX_ATOMIC_FUNC int
+gx_join_agg_tuple(const GxProgram *prog, const GxAggSpec *aspec, const GxJoinSpec *jspec,
+				  GxAggTable *t, GxJoinTables *ts, const unsigned char *page,
+				  const GxPageRef *ref, uint32_t off, GxDatum *regs, unsigned char *keybuf,
+				  uint32_t *match)
+{
+	int			rc = gx_join_tuple(prog, jspec, ts, page, ref, off, regs, match);
+	uint64_t	m;
+	uint32_t	hash;
+	int64_t		slot;
+	unsigned char *entry;
+
+	if (rc != GX_ROW_PASS)
+		return rc;
+	m = gx_join_multiplicity(ts, jspec, match);
+	if (m == 0)
+		return GX_ROW_FAIL;
+	for (uint32_t b = 0; b < aspec->key_size; b++)
+		keybuf[b] = 0;
+	if (gx_agg_encode_key(aspec, regs, keybuf) != 0)
+		return GX_ROW_RECHECK;
+	hash = gx_agg_hash(keybuf, aspec->key_size);
+	slot = gx_agg_find_or_insert(t, aspec, keybuf, hash);
+	if (slot < 0)
+		return GX_ROW_RECHECK;
+	entry = gx_agg_entry(t, aspec, slot);
+	for (uint64_t i = 0; i < m; i++)
+		if (gx_agg_accumulate(aspec, entry, regs) != 0)
+			return GX_ROW_RECHECK;
 	return GX_ROW_PASS;
 }
 

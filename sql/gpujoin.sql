@@ -250,3 +250,98 @@ RESET max_parallel_workers_per_gather;
 SELECT gj_diff('SELECT f.id, d.name FROM gj_fact f FULL JOIN gj_dim1 d ON f.a = d.k');
 SELECT gj_diff('SELECT f.id, d.v FROM gj_fact f LEFT JOIN gj_dim2 d ON f.b = d.k AND f.id < d.v');
 RESET gpuext.max_batch_pages;
+
+--
+-- GpuAgg over GpuJoin: the scan, the join and the aggregation in one node
+-- (group keys and aggregate inputs from the scanned table), only groups
+-- come back.  gj_agg_diff compares with stock PostgreSQL as gj_diff does,
+-- and requires a GpuAgg with the join fused into it.
+--
+CREATE FUNCTION gj_agg_diff(q text) RETURNS text
+LANGUAGE plpgsql
+SET gpuext.force_offload = on
+SET gpuext.enabled = on
+AS $fn$
+DECLARE
+  line text;
+  fused bool := false;
+  r_on text[];
+  r_off text[];
+  only_on text[];
+  only_off text[];
+BEGIN
+  FOR line IN EXECUTE 'EXPLAIN (COSTS OFF) ' || q LOOP
+    IF line LIKE 'Custom Scan (GpuAgg)%' THEN
+      fused := true;
+    END IF;
+    IF line LIKE '%Depth 1:%' AND fused THEN
+      EXECUTE 'SELECT coalesce(array_agg(r::text), ''{}'') FROM (' || q || ') r' INTO r_on;
+      PERFORM set_config('gpuext.enabled', 'off', true);
+      EXECUTE 'SELECT coalesce(array_agg(r::text), ''{}'') FROM (' || q || ') r' INTO r_off;
+      SELECT coalesce(array_agg(x ORDER BY x COLLATE "C"), '{}') INTO only_on
+        FROM (SELECT unnest(r_on) EXCEPT ALL SELECT unnest(r_off)) AS d(x);
+      SELECT coalesce(array_agg(x ORDER BY x COLLATE "C"), '{}') INTO only_off
+        FROM (SELECT unnest(r_off) EXCEPT ALL SELECT unnest(r_on)) AS d(x);
+      IF cardinality(only_on) = 0 AND cardinality(only_off) = 0 THEN
+        RETURN format('ok %s groups', cardinality(r_on));
+      END IF;
+      RETURN format('MISMATCH: only offloaded: %s; only stock: %s',
+                    array_to_string(only_on[1:5], ' '), array_to_string(only_off[1:5], ' '));
+    END IF;
+  END LOOP;
+  RETURN 'not fused';
+END;
+$fn$;
+
+RESET gpuext.enable_gpuagg;
+SET gpuext.max_batch_pages = 4;
+SET gpuext.force_offload = on;
+EXPLAIN (COSTS OFF)
+SELECT f.s, count(*), sum(f.b) FROM gj_fact f JOIN gj_dim1 d ON f.a = d.k GROUP BY f.s;
+EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
+SELECT count(*), sum(f.id) FROM gj_fact f JOIN gj_dim1 d ON f.a = d.k JOIN gj_dim2 d2 ON f.b = d2.k
+ WHERE f.id > 100;
+RESET gpuext.force_offload;
+-- duplicate inner keys multiply a row's contributions
+SELECT gj_agg_diff('SELECT f.s, count(*), sum(f.b), min(f.id), max(f.id), avg(f.a) FROM gj_fact f
+  JOIN gj_dim1 d ON f.a = d.k GROUP BY f.s');
+SELECT gj_agg_diff('SELECT count(*), count(f.c), sum(f.n) FROM gj_fact f JOIN gj_dim1 d ON f.a = d.k
+  JOIN gj_dim2 d2 ON f.b = d2.k WHERE f.id % 5 <> 0');
+SELECT gj_agg_diff('SELECT f.c, count(*) FROM gj_fact f JOIN gj_dimt d ON f.c = d.c GROUP BY f.c');
+-- left, semi, anti
+SELECT gj_agg_diff('SELECT f.s, count(*), sum(f.a) FROM gj_fact f LEFT JOIN gj_dim1 d ON f.a = d.k GROUP BY f.s');
+SELECT gj_agg_diff('SELECT f.dt, count(*) FROM gj_fact f WHERE EXISTS (SELECT 1 FROM gj_dim1 d WHERE d.k = f.a) GROUP BY f.dt');
+SELECT gj_agg_diff('SELECT count(*), sum(f.b) FROM gj_fact f WHERE NOT EXISTS (SELECT 1 FROM gj_dim2 d WHERE d.k = f.b)');
+-- HAVING, expressions of keys
+SELECT gj_agg_diff('SELECT f.a % 7 AS g, count(*) FROM gj_fact f JOIN gj_dim1 d ON f.a = d.k
+  GROUP BY f.a % 7 HAVING count(*) > 500');
+-- empty inner; an outer side estimated empty is hashed instead (not fused)
+SELECT gj_agg_diff('SELECT count(*), sum(f.a) FROM gj_fact f JOIN gj_empty e ON f.a = e.k');
+SELECT gj_agg_diff('SELECT f.s, count(*) FROM gj_fact f JOIN gj_dim1 d ON f.a = d.k WHERE f.id < 0 GROUP BY f.s');
+SELECT gj_diff('SELECT f.s, count(*) FROM gj_fact f JOIN gj_dim1 d ON f.a = d.k WHERE f.id < 0 GROUP BY f.s');
+-- an inner key the device cannot hold (numeric NaN): PostgreSQL's plan, same result
+SELECT gj_agg_diff('SELECT count(*), sum(f.a) FROM gj_fact f JOIN gj_dimn d ON f.n = d.n');
+SET gpuext.force_offload = on;
+EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
+SELECT count(*) FROM gj_fact f JOIN gj_dimn d ON f.n = d.n;
+RESET gpuext.force_offload;
+-- grouped by an inner column: not fused (the join still is a GpuJoin)
+SELECT gj_agg_diff('SELECT d.name, count(*) FROM gj_fact f JOIN gj_dim1 d ON f.a = d.k GROUP BY d.name');
+-- rescans and generic plans
+SELECT gj_diff('SELECT o.k, (SELECT count(*) FROM gj_fact f JOIN gj_dim1 d ON f.a = d.k WHERE f.b = o.k)
+  FROM gj_dim2 o');
+SET plan_cache_mode = force_generic_plan;
+SET gpuext.force_offload = on;
+PREPARE gj_q(int) AS
+  SELECT f.s, count(*), sum(f.id) FROM gj_fact f JOIN gj_dim1 d ON f.a = d.k WHERE f.id > $1
+   GROUP BY f.s ORDER BY f.s;
+EXECUTE gj_q(1000);
+EXECUTE gj_q(5990);
+SET gpuext.enabled = off;
+EXECUTE gj_q(1000);
+EXECUTE gj_q(5990);
+RESET gpuext.enabled;
+DEALLOCATE gj_q;
+RESET plan_cache_mode;
+RESET gpuext.force_offload;
+RESET gpuext.max_batch_pages;

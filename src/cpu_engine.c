@@ -133,6 +133,9 @@ cpu_agg(GxBatch *batch)
 	const GxProgram *prog = (const GxProgram *) ((const char *) batch + batch->program_offset);
 	const GxAggSpec *spec = (const GxAggSpec *) ((const char *) prog + TYPEALIGN(16, prog->length));
 	GxAggTable *table = NULL;
+	GxJoinTables *jtables = NULL;
+	const GxJoinSpec *jspec = NULL;
+	uint32		match[GX_JOIN_MAX_DEPTH];
 	GxDatum		regs[GX_MAX_REGS];
 	unsigned char keybuf[GX_AGG_MAX_KEYS * (8 + GX_KEY_TEXT_MAX)];
 
@@ -140,13 +143,26 @@ cpu_agg(GxBatch *batch)
 		table = cpu_tables[batch->task_id - 1];
 	if (table == NULL || !gx_program_ok(prog, batch->program_len))
 		elog(ERROR, "gpuext: malformed aggregation batch");
+	/* fused with a join: arg2 names the join tables, their spec follows ours */
+	if (batch->arg2 != 0)
+	{
+		if (batch->arg2 <= CPU_MAX_TABLES)
+			jtables = (GxJoinTables *) cpu_tables[batch->arg2 - 1];
+		jspec = (const GxJoinSpec *) ((const char *) spec + TYPEALIGN(16, sizeof(GxAggSpec)));
+		if (jtables == NULL || jspec->ndepths == 0 || jspec->ndepths > GX_JOIN_MAX_DEPTH ||
+			jtables->ndepths != jspec->ndepths)
+			elog(ERROR, "gpuext: malformed join aggregation batch");
+	}
 	for (uint32 p = 0; p < batch->npages; p++)
 	{
 		const unsigned char *page = page_of(&refs[p]);
 
 		for (uint32 off = 1; off <= refs[p].nline; off++)
 		{
-			int			rc = gx_agg_tuple(prog, spec, table, page, &refs[p], off, regs, keybuf);
+			int			rc = jtables ?
+				gx_join_agg_tuple(prog, spec, jspec, table, jtables, page, &refs[p], off,
+								  regs, keybuf, match) :
+				gx_agg_tuple(prog, spec, table, page, &refs[p], off, regs, keybuf);
 
 			if (rc == GX_ROW_PASS)
 				table->rows++;

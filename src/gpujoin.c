@@ -198,6 +198,7 @@ static void gpujoin_init_dsm(CustomScanState *node, ParallelContext *pcxt, void 
 static void gpujoin_reinit_dsm(CustomScanState *node, ParallelContext *pcxt, void *coordinate);
 static void gpujoin_init_worker(CustomScanState *node, shm_toc *toc, void *coordinate);
 static void gpujoin_explain(CustomScanState *node, List *ancestors, ExplainState *es);
+static const char *jointype_name(int jointype);
 
 static const CustomPathMethods gpujoin_path_methods = {
 	.CustomName = "GpuJoin",
@@ -820,6 +821,62 @@ gpujoin_add_paths(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
 }
 
 /*
+ * What the executor needs of every depth, as seven lists (one element per
+ * depth): join types, outer keys, inner keys (INNER_VAR references to the
+ * inner plan's output), equality functions, collations, key classes and
+ * the key clauses (for EXPLAIN).
+ */
+static List *
+depth_lists(GpuJoinPath *gp, List *inner_plans)
+{
+	List	   *jointypes = NIL;
+	List	   *outer_keys = NIL;
+	List	   *inner_keys = NIL;
+	List	   *eqfuncs = NIL;
+	List	   *collations = NIL;
+	List	   *kclasses = NIL;
+	List	   *key_clauses = NIL;
+
+	for (int d = 0; d < gp->ndepths; d++)
+	{
+		GpuJoinDepthInfo *di = &gp->depths[d];
+		InnerRefContext ctx = {tlist_exprs(((Plan *) list_nth(inner_plans, d))->targetlist), false};
+		List	   *ik = NIL;
+		ListCell   *lc;
+
+		switch (di->jointype)
+		{
+			case JOIN_LEFT:
+				jointypes = lappend_int(jointypes, GX_JOIN_LEFT);
+				break;
+			case JOIN_SEMI:
+				jointypes = lappend_int(jointypes, GX_JOIN_SEMI);
+				break;
+			case JOIN_ANTI:
+				jointypes = lappend_int(jointypes, GX_JOIN_ANTI);
+				break;
+			default:
+				jointypes = lappend_int(jointypes, GX_JOIN_INNER);
+				break;
+		}
+		foreach(lc, di->inner_keys)
+		{
+			ik = lappend(ik, inner_ref_mutator(lfirst(lc), &ctx));
+			if (ctx.missing)
+				elog(ERROR, "gpuext: GpuJoin cannot find an inner key column");
+		}
+		outer_keys = lappend(outer_keys, di->outer_keys);
+		inner_keys = lappend(inner_keys, ik);
+		eqfuncs = lappend(eqfuncs, di->eqfuncs);
+		collations = lappend(collations, di->collations);
+		kclasses = lappend(kclasses, di->kclasses);
+		key_clauses = lappend(key_clauses, di->key_clauses);
+	}
+	return lappend(lappend(list_make5(jointypes, outer_keys, inner_keys, eqfuncs, collations),
+						   kclasses), key_clauses);
+}
+
+/*
  * PlanCustomPath: the scanned relation is the node's scan relation; the
  * joined row is described by custom_scan_tlist (every column the target
  * list and the host filters need), whose setrefs turns the target list and
@@ -840,13 +897,6 @@ gpujoin_plan(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 	List	   *vars;
 	List	   *all_quals = NIL;
 	List	   *on_device = NIL;
-	List	   *jointypes = NIL;
-	List	   *outer_keys = NIL;
-	List	   *inner_keys = NIL;
-	List	   *eqfuncs = NIL;
-	List	   *collations = NIL;
-	List	   *kclasses = NIL;
-	List	   *key_clauses = NIL;
 	List	   *src_depth = NIL;
 	List	   *src_attno = NIL;
 	ListCell   *lc;
@@ -882,42 +932,6 @@ gpujoin_plan(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 		all_quals = lappend(all_quals, ri->clause);
 		on_device = lappend_int(on_device, list_member_ptr(gp->device_quals, ri) ? 1 : 0);
 	}
-	for (d = 0; d < gp->ndepths; d++)
-	{
-		GpuJoinDepthInfo *di = &gp->depths[d];
-		InnerRefContext ctx = {inner_exprs[d], false};
-		List	   *ik = NIL;
-		ListCell   *lc2;
-
-		switch (di->jointype)
-		{
-			case JOIN_LEFT:
-				jointypes = lappend_int(jointypes, GX_JOIN_LEFT);
-				break;
-			case JOIN_SEMI:
-				jointypes = lappend_int(jointypes, GX_JOIN_SEMI);
-				break;
-			case JOIN_ANTI:
-				jointypes = lappend_int(jointypes, GX_JOIN_ANTI);
-				break;
-			default:
-				jointypes = lappend_int(jointypes, GX_JOIN_INNER);
-				break;
-		}
-		foreach(lc2, di->inner_keys)
-		{
-			ik = lappend(ik, inner_ref_mutator(lfirst(lc2), &ctx));
-			if (ctx.missing)
-				elog(ERROR, "gpuext: GpuJoin cannot find an inner key column");
-		}
-		outer_keys = lappend(outer_keys, di->outer_keys);
-		inner_keys = lappend(inner_keys, ik);
-		eqfuncs = lappend(eqfuncs, di->eqfuncs);
-		collations = lappend(collations, di->collations);
-		kclasses = lappend(kclasses, di->kclasses);
-		key_clauses = lappend(key_clauses, di->key_clauses);
-	}
-
 	cscan->scan.plan.targetlist = tlist;
 	cscan->scan.plan.qual = filters;
 	cscan->scan.scanrelid = gp->fact_relid;
@@ -928,13 +942,7 @@ gpujoin_plan(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 	cscan->custom_private = list_make1(list_make2_int(gp->fact_relid, gp->ndepths));
 	cscan->custom_private = lappend(cscan->custom_private, all_quals);
 	cscan->custom_private = lappend(cscan->custom_private, on_device);
-	cscan->custom_private = lappend(cscan->custom_private, jointypes);
-	cscan->custom_private = lappend(cscan->custom_private, outer_keys);
-	cscan->custom_private = lappend(cscan->custom_private, inner_keys);
-	cscan->custom_private = lappend(cscan->custom_private, eqfuncs);
-	cscan->custom_private = lappend(cscan->custom_private, collations);
-	cscan->custom_private = lappend(cscan->custom_private, kclasses);
-	cscan->custom_private = lappend(cscan->custom_private, key_clauses);
+	cscan->custom_private = list_concat(cscan->custom_private, depth_lists(gp, custom_plans));
 	cscan->custom_private = lappend(cscan->custom_private, src_depth);
 	cscan->custom_private = lappend(cscan->custom_private, src_attno);
 	cscan->methods = &gpujoin_plan_methods;
@@ -945,6 +953,62 @@ gpujoin_plan(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
  * Executor
  * ---------------------------------------------------------------------
  */
+/* Read the seven per-depth lists of depth_lists() into the state. */
+static void
+read_depths(GpuJoinState *gjs, List *lists)
+{
+	for (int d = 0; d < gjs->ndepths; d++)
+	{
+		GpuJoinDepth *jd = &gjs->depths[d];
+		List	   *eqfuncs = list_nth(list_nth(lists, 3), d);
+		List	   *collations = list_nth(list_nth(lists, 4), d);
+		List	   *kclasses = list_nth(list_nth(lists, 5), d);
+
+		jd->jointype = list_nth_int(list_nth(lists, 0), d);
+		jd->outer_keys = list_nth(list_nth(lists, 1), d);
+		jd->inner_keys = list_nth(list_nth(lists, 2), d);
+		jd->key_clauses = list_nth(list_nth(lists, 6), d);
+		jd->nkeys = list_length(jd->outer_keys);
+		for (int k = 0; k < jd->nkeys; k++)
+		{
+			Expr	   *ik = list_nth(jd->inner_keys, k);
+
+			fmgr_info(list_nth_oid(eqfuncs, k), &jd->eqfn[k]);
+			jd->collation[k] = list_nth_oid(collations, k);
+			jd->kclass[k] = list_nth_int(kclasses, k);
+			jd->inner_type[k] = exprType((Node *) ik);
+			get_typlenbyval(jd->inner_type[k], &jd->inner_typlen[k], &jd->inner_typbyval[k]);
+		}
+	}
+}
+
+/*
+ * Start the inner plans of every depth (the given plans) under 'parent',
+ * with a slot for their stored rows and the states of the key
+ * expressions.
+ */
+static void
+init_depths(GpuJoinState *gjs, List *inner_plans, EState *estate, int eflags,
+			PlanState *parent, List **children)
+{
+	for (int d = 0; d < gjs->ndepths; d++)
+	{
+		GpuJoinDepth *jd = &gjs->depths[d];
+		PlanState  *ps = ExecInitNode((Plan *) list_nth(inner_plans, d), estate, eflags);
+
+		*children = lappend(*children, ps);
+		jd->child = ps;
+		jd->slot = ExecAllocTableSlot(&estate->es_tupleTable, ExecGetResultType(ps),
+									  &TTSOpsMinimalTuple);
+		jd->stored_in_slot = NULL_ROW;
+		for (int k = 0; k < jd->nkeys; k++)
+		{
+			jd->outer_key_states[k] = ExecInitExpr(list_nth(jd->outer_keys, k), parent);
+			jd->inner_key_states[k] = ExecInitExpr(list_nth(jd->inner_keys, k), parent);
+		}
+	}
+}
+
 static Node *
 gpujoin_create_state(CustomScan *cscan)
 {
@@ -967,29 +1031,7 @@ gpujoin_create_state(CustomScan *cscan)
 		else
 			gjs->host_fact_quals = true;
 	}
-	for (int d = 0; d < gjs->ndepths; d++)
-	{
-		GpuJoinDepth *jd = &gjs->depths[d];
-		List	   *eqfuncs = list_nth(list_nth(priv, 6), d);
-		List	   *collations = list_nth(list_nth(priv, 7), d);
-		List	   *kclasses = list_nth(list_nth(priv, 8), d);
-
-		jd->jointype = list_nth_int(list_nth(priv, 3), d);
-		jd->outer_keys = list_nth(list_nth(priv, 4), d);
-		jd->inner_keys = list_nth(list_nth(priv, 5), d);
-		jd->key_clauses = list_nth(list_nth(priv, 9), d);
-		jd->nkeys = list_length(jd->outer_keys);
-		for (int k = 0; k < jd->nkeys; k++)
-		{
-			Expr	   *ik = list_nth(jd->inner_keys, k);
-
-			fmgr_info(list_nth_oid(eqfuncs, k), &jd->eqfn[k]);
-			jd->collation[k] = list_nth_oid(collations, k);
-			jd->kclass[k] = list_nth_int(kclasses, k);
-			jd->inner_type[k] = exprType((Node *) ik);
-			get_typlenbyval(jd->inner_type[k], &jd->inner_typlen[k], &jd->inner_typbyval[k]);
-		}
-	}
+	read_depths(gjs, list_copy_tail(priv, 3));
 	gjs->nsrc = list_length((List *) list_nth(priv, 10));
 	gjs->src_depth = palloc(sizeof(int) * (gjs->nsrc + 1));
 	gjs->src_attno = palloc(sizeof(AttrNumber) * (gjs->nsrc + 1));
@@ -1017,35 +1059,11 @@ gpujoin_begin(CustomScanState *node, EState *estate, int eflags)
 	CustomScan *cscan = (CustomScan *) node->ss.ps.plan;
 	ScanState  *ss = &node->ss;
 	TupleDesc	tupdesc = RelationGetDescr(ss->ss_currentRelation);
-	int			d = 0;
-	ListCell   *lc;
 
-	foreach(lc, cscan->custom_plans)
-	{
-		PlanState  *ps = ExecInitNode((Plan *) lfirst(lc), estate, eflags);
-
-		node->custom_ps = lappend(node->custom_ps, ps);
-		gjs->depths[d].child = ps;
-		gjs->depths[d].slot = ExecAllocTableSlot(&estate->es_tupleTable,
-												 ExecGetResultType(ps),
-												 &TTSOpsMinimalTuple);
-		gjs->depths[d].stored_in_slot = NULL_ROW;
-		d++;
-	}
 	gjs->fact_slot = ExecAllocTableSlot(&estate->es_tupleTable, tupdesc, &TTSOpsHeapTuple);
 	/* our own expressions see the heap slot as the scan tuple */
 	ss->ps.scanopsfixed = false;
-
-	for (d = 0; d < gjs->ndepths; d++)
-	{
-		GpuJoinDepth *jd = &gjs->depths[d];
-
-		for (int k = 0; k < jd->nkeys; k++)
-		{
-			jd->outer_key_states[k] = ExecInitExpr(list_nth(jd->outer_keys, k), &ss->ps);
-			jd->inner_key_states[k] = ExecInitExpr(list_nth(jd->inner_keys, k), &ss->ps);
-		}
-	}
+	init_depths(gjs, cscan->custom_plans, estate, eflags, &ss->ps, &node->custom_ps);
 	gjs->recheck_state = ExecInitQual(gjs->all_quals, &ss->ps);
 
 	if (eflags & EXEC_FLAG_EXPLAIN_ONLY)
@@ -1768,6 +1786,31 @@ gpujoin_init_worker(CustomScanState *node, shm_toc *toc, void *coordinate)
 	gjs->pipe.pscan = coordinate;
 }
 
+/* EXPLAIN lines of every depth: join type and keys, rows with ANALYZE. */
+static void
+explain_depths(GpuJoinState *gjs, List *context, int rtoffset, bool show_rows,
+			   ExplainState *es)
+{
+	for (int d = 0; d < gjs->ndepths; d++)
+	{
+		GpuJoinDepth *jd = &gjs->depths[d];
+		Node	   *keys = (Node *) copyObject(make_ands_explicit(jd->key_clauses));
+		char		label[64];
+		char	   *str;
+
+		if (rtoffset != 0)
+			OffsetVarNodes(keys, rtoffset, 0);
+		str = deparse_expression(keys, context, true, false);
+		snprintf(label, sizeof(label), "Depth %d", d + 1);
+		ExplainPropertyText(label, psprintf("%s Join, keys %s", jointype_name(jd->jointype), str), es);
+		if (es->analyze && show_rows)
+		{
+			snprintf(label, sizeof(label), "Rows after Depth %d", d + 1);
+			ExplainPropertyInteger(label, NULL, jd->rows_out, es);
+		}
+	}
+}
+
 static const char *
 jointype_name(int jointype)
 {
@@ -1810,23 +1853,7 @@ gpujoin_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 		str = deparse_expression(q, context, useprefix, false);
 		ExplainPropertyText("GPU Filter", str, es);
 	}
-	for (int d = 0; d < gjs->ndepths; d++)
-	{
-		GpuJoinDepth *jd = &gjs->depths[d];
-		Node	   *keys = (Node *) copyObject(make_ands_explicit(jd->key_clauses));
-		char		label[64];
-
-		if (rtoffset != 0)
-			OffsetVarNodes(keys, rtoffset, 0);
-		str = deparse_expression(keys, context, useprefix, false);
-		snprintf(label, sizeof(label), "Depth %d", d + 1);
-		ExplainPropertyText(label, psprintf("%s Join, keys %s", jointype_name(jd->jointype), str), es);
-		if (es->analyze)
-		{
-			snprintf(label, sizeof(label), "Rows after Depth %d", d + 1);
-			ExplainPropertyInteger(label, NULL, jd->rows_out, es);
-		}
-	}
+	explain_depths(gjs, context, rtoffset, true, es);
 	if (!gjs->pipe_started)
 	{
 		if (!gpuext_regression_test_mode)
@@ -1859,4 +1886,205 @@ gx_gpujoin_init(void)
 	RegisterCustomScanMethods(&gpujoin_plan_methods);
 	prev_set_join_pathlist_hook = set_join_pathlist_hook;
 	set_join_pathlist_hook = gpujoin_add_paths;
+}
+
+/* ---------------------------------------------------------------------
+ * Fusion: GpuAgg over a GpuJoin (gpuagg.c) scans the outer relation and
+ * probes the inner tables in its own batches, so only groups come back.
+ * ---------------------------------------------------------------------
+ */
+struct GxFusedJoin
+{
+	GpuJoinState gjs;			/* only its depths and tables are used */
+	int			rtoffset;		/* setrefs' offset of range table indexes */
+};
+
+/*
+ * A GpuJoin path of 'joinrel' that an aggregation can absorb: serial,
+ * unparameterized, every qual of the scanned relation on the device and
+ * no host filter over the joined row.  Returns it (the cheapest such), with
+ * the scanned relation, its device quals (RestrictInfos), the inner paths,
+ * and the cost of the join beyond the outer scan; NULL when none.
+ */
+Path *
+gx_gpujoin_fusable(RelOptInfo *joinrel, Index *fact_relid, List **device_quals,
+				   List **inner_paths, Cost *join_cost)
+{
+	GpuJoinPath *best = NULL;
+	ListCell   *lc;
+
+	foreach(lc, joinrel->pathlist)
+	{
+		Path	   *p = lfirst(lc);
+		GpuJoinPath *gp;
+		int			nquals = 0;
+		ListCell   *lc2;
+
+		/* (the final scan/join target may have wrapped it in a projection) */
+		if (IsA(p, ProjectionPath))
+			p = ((ProjectionPath *) p)->subpath;
+		gp = (GpuJoinPath *) p;
+		if (!is_gpujoin_path(p) || p->param_info != NULL || p->parallel_aware ||
+			gp->host_filters != NIL)
+			continue;
+		foreach(lc2, gp->fact_quals)
+			if (!lfirst_node(RestrictInfo, lc2)->pseudoconstant)
+				nquals++;
+		if (nquals != list_length(gp->device_quals))
+			continue;
+		if (best == NULL || p->total_cost < best->cpath.path.total_cost)
+			best = gp;
+	}
+	if (best == NULL)
+		return NULL;
+	*fact_relid = best->fact_relid;
+	*device_quals = best->device_quals;
+	*inner_paths = best->cpath.custom_paths;
+	{
+		GxJoinCostInput jin;
+		Cost		startup,
+					run;
+		const char *why;
+
+		memset(&jin, 0, sizeof(jin));
+		*join_cost = 0;
+		for (int d = 0; d < best->ndepths; d++)
+		{
+			jin.inner_rows += best->depths[d].inner_rows;
+			*join_cost += best->depths[d].inner_path->total_cost;
+		}
+		jin.table_bytes = estimate_table_bytes(best);
+		jin.outer_rows = joinrel->rows;
+		jin.depths = best->ndepths;
+		jin.rows_out = 0;		/* rows stay on the device */
+		jin.gpu = gpuext_device_mode == GPUEXT_DEVICE_GPU ||
+			(gpuext_device_mode == GPUEXT_DEVICE_AUTO && gx_service_has_gpu(&why));
+		gx_cost_join(&jin, &startup, &run);
+		*join_cost += startup + run;
+	}
+	return &best->cpath.path;
+}
+
+/* What the executor of a fused join needs, for the node's custom_private. */
+List *
+gx_gpujoin_fused_plan(Path *joinpath, List *inner_plans)
+{
+	GpuJoinPath *gp = (GpuJoinPath *) joinpath;
+
+	return lcons(list_make2_int(gp->fact_relid, gp->ndepths), depth_lists(gp, inner_plans));
+}
+
+/*
+ * Start a fused join inside node 'parent' scanning range table index
+ * 'scanrelid': the inner plans become children (*children), the outer keys
+ * are moved to the scan's final range table index.
+ */
+GxFusedJoin *
+gx_fused_join_begin(List *priv, List *inner_plans, EState *estate, int eflags,
+					PlanState *parent, Index scanrelid, List **children)
+{
+	GxFusedJoin *fj = palloc0(sizeof(GxFusedJoin));
+	GpuJoinState *gjs = &fj->gjs;
+	List	   *head = linitial(priv);
+
+	gjs->fact_relid = linitial_int(head);
+	gjs->ndepths = lsecond_int(head);
+	read_depths(gjs, list_copy_tail(priv, 1));
+	fj->rtoffset = (int) scanrelid - (int) gjs->fact_relid;
+	for (int d = 0; d < gjs->ndepths; d++)
+	{
+		GpuJoinDepth *jd = &gjs->depths[d];
+
+		jd->outer_keys = copyObject(jd->outer_keys);
+		if (fj->rtoffset != 0)
+			OffsetVarNodes((Node *) jd->outer_keys, fj->rtoffset, 0);
+	}
+	gjs->css.ss.ps.ps_ExprContext = parent->ps_ExprContext;
+	init_depths(gjs, inner_plans, estate, eflags, parent, children);
+	if (!(eflags & EXEC_FLAG_EXPLAIN_ONLY))
+		gjs->inner_cxt = AllocSetContextCreate(CurrentMemoryContext, "GpuJoin inner tables",
+											   ALLOCSET_DEFAULT_SIZES);
+	return fj;
+}
+
+/* The outer key expressions of every depth, in order. */
+List *
+gx_fused_join_outer_keys(GxFusedJoin *fj)
+{
+	List	   *keys = NIL;
+
+	for (int d = 0; d < fj->gjs.ndepths; d++)
+		keys = list_concat(keys, list_copy(fj->gjs.depths[d].outer_keys));
+	return keys;
+}
+
+/* The join spec, the outer keys being in registers regs[0..]. */
+void
+gx_fused_join_spec(GxFusedJoin *fj, const int *regs, GxJoinSpec *spec)
+{
+	int			i = 0;
+
+	memset(spec, 0, sizeof(*spec));
+	spec->ndepths = fj->gjs.ndepths;
+	for (int d = 0; d < fj->gjs.ndepths; d++)
+	{
+		GpuJoinDepth *jd = &fj->gjs.depths[d];
+
+		spec->depths[d].jointype = jd->jointype;
+		spec->depths[d].nkeys = jd->nkeys;
+		spec->depths[d].filter = 1;
+		for (int k = 0; k < jd->nkeys; k++)
+		{
+			spec->depths[d].keys[k].kclass = jd->kclass[k];
+			spec->depths[d].keys[k].reg = regs[i++];
+		}
+	}
+}
+
+/*
+ * Run the inner plans and build the tables (once per scan); false (with
+ * *why) when the device cannot join exactly: an inner key it cannot hold.
+ */
+bool
+gx_fused_join_build(GxFusedJoin *fj, uint32 *table_id, const char **why)
+{
+	GpuJoinState *gjs = &fj->gjs;
+
+	if (!gjs->inner_built)
+		build_inner(gjs);
+	*table_id = gjs->table_id;
+	for (int d = 0; d < gjs->ndepths; d++)
+		if (gjs->depths[d].nextras > 0)
+		{
+			*why = "an inner join key the device cannot hold (numeric NaN or beyond 128 bits)";
+			return false;
+		}
+	return true;
+}
+
+/* Rescan: drop the tables, start the inner plans over. */
+void
+gx_fused_join_reset(GxFusedJoin *fj)
+{
+	if (fj->gjs.inner_built)
+		drop_inner(&fj->gjs);
+	for (int d = 0; d < fj->gjs.ndepths; d++)
+		ExecReScan(fj->gjs.depths[d].child);
+}
+
+void
+gx_fused_join_end(GxFusedJoin *fj)
+{
+	for (int d = 0; d < fj->gjs.ndepths; d++)
+		ExecEndNode(fj->gjs.depths[d].child);
+	if (fj->gjs.inner_cxt)
+		drop_inner(&fj->gjs);
+}
+
+/* EXPLAIN lines of the fused join's depths. */
+void
+gx_fused_join_explain(GxFusedJoin *fj, List *context, ExplainState *es)
+{
+	/* (the device counts no rows per depth when it aggregates them) */
+	explain_depths(&fj->gjs, context, fj->rtoffset, false, es);
 }
