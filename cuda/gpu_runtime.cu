@@ -276,6 +276,10 @@ launch_kind(const GxLaunch *l, cudaStream_t s)
 			return gx_launch_agg(l, s);
 		case GX_REQ_TASK_FETCH:
 			return gx_launch_task_fetch(l, s);
+		case GX_REQ_JOIN_BUILD:
+			return gx_launch_join_build(l, s);
+		case GX_REQ_JOIN:
+			return gx_launch_join(l, s);
 		default:
 			return cudaErrorInvalidValue;
 	}

@@ -63,6 +63,7 @@
 #include "utils/datum.h"
 #include "utils/date.h"
 #include "utils/fmgroids.h"
+#include "utils/guc.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
 #include "utils/ruleutils.h"
@@ -126,6 +127,7 @@ typedef struct GpuJoinDepth
 	/* inner rows: the hashed ones first (row i of the table), then extras */
 	MinimalTuple *tuples;
 	Datum	   *keyvals;		/* nkeys per row, for PostgreSQL's operators */
+	uint32	   *group_head;		/* per hashed row: first row of its key in our chains */
 	uint32		nrows;			/* rows in the hash table */
 	uint32		nextras;		/* rows whose keys the device cannot hold */
 	uint32		ntuples;		/* nrows + nextras */
@@ -164,7 +166,8 @@ typedef struct GpuJoinState
 	bool		inner_built;
 	GxProgram  *program;
 	GxJoinTables *tables;
-	uint32		table_id;
+	uint32		table_id;		/* CPU engine registration of the tables */
+	uint32		gpu_task;		/* the same tables in device memory, or 0 */
 	uint64		table_bytes;
 	bool		over_limit;		/* tables exceed gpuext.gpu_memory_limit */
 
@@ -185,6 +188,9 @@ typedef struct GpuJoinState
 } GpuJoinState;
 
 static set_join_pathlist_hook_type prev_set_join_pathlist_hook = NULL;
+
+/* gpuext.gpujoin_kernels: probe on the GPU (the kernels are untested there) */
+static bool gpujoin_kernels = false;
 
 static Plan *gpujoin_plan(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 						  List *tlist, List *clauses, List *custom_plans);
@@ -1074,9 +1080,17 @@ gpujoin_begin(CustomScanState *node, EState *estate, int eflags)
 										   ALLOCSET_DEFAULT_SIZES);
 	gx_pipeline_init(&gjs->pipe, ss->ss_currentRelation, estate->es_snapshot,
 					 GX_REQ_JOIN, gx_join_out_per_page(gjs->ndepths));
-	/* the GPU service has no join kernels yet: the CPU engine runs the batches */
-	gx_engine_start_with_mode(&gjs->pipe.engine, GPUEXT_DEVICE_CPU);
-	gjs->pipe.depth = 1;
+	/*
+	 * The join kernels (cuda/join.cu) have not run on a GPU yet: the CPU
+	 * engine runs the batches unless gpuext.gpujoin_kernels is on.
+	 */
+	if (!gpujoin_kernels)
+	{
+		gx_engine_start_with_mode(&gjs->pipe.engine, GPUEXT_DEVICE_CPU);
+		gjs->pipe.depth = 1;
+	}
+	/* a failed GPU batch is rerun here, against the CPU engine's tables */
+	gjs->pipe.engine.rerun_on_cpu = false;
 	gjs->pipe_started = true;
 }
 
@@ -1151,6 +1165,83 @@ grow_array(void *arr, uint32 *cap, uint32 need, Size elem)
 	arr = arr ? repalloc_huge(arr, (Size) ncap * elem) : MemoryContextAllocHuge(CurrentMemoryContext, (Size) ncap * elem);
 	*cap = ncap;
 	return arr;
+}
+
+/*
+ * For every hashed row, the first row of its key in our chains: the device
+ * builds its own chains (in another order) and reports whichever row heads
+ * its chain; the host then walks its own chain of that key.
+ */
+static void
+set_group_heads(GpuJoinState *gjs)
+{
+	for (int d = 0; d < gjs->ndepths; d++)
+	{
+		GpuJoinDepth *jd = &gjs->depths[d];
+		GxJoinTable *t = gx_join_table(gjs->tables, d);
+		uint32	   *slots = gx_join_slots(t);
+		GxJoinRow  *rows = gx_join_rows(t);
+
+		jd->group_head = MemoryContextAllocHuge(gjs->inner_cxt,
+												sizeof(uint32) * (Size) Max(jd->nrows, 1));
+		for (uint64 s = 0; s < t->capacity; s++)
+		{
+			uint32		head = slots[s];
+
+			if (head == 0)
+				continue;
+			for (uint32 r = head; r != 0; r = rows[r - 1].next)
+				jd->group_head[r - 1] = head - 1;
+		}
+	}
+}
+
+/*
+ * GPU engine: send the tables to the device, where the build kernel
+ * inserts the rows (empty slots and chains in the copy sent).  Tables over
+ * gpuext.gpu_memory_limit, or a device that cannot take them, leave the
+ * node on the CPU engine (gpuext.cpu_fallback = off raises the error).
+ */
+static void
+upload_tables(GpuJoinState *gjs)
+{
+	char	   *copy;
+	uint64		rows = 0;
+	int			status = GX_OK;
+	char		err[GX_ERRLEN];
+
+	if (!gjs->over_limit)
+	{
+		copy = MemoryContextAllocHuge(gjs->inner_cxt, gjs->table_bytes);
+		memcpy(copy, gjs->tables, gjs->table_bytes);
+		for (int d = 0; d < gjs->ndepths; d++)
+		{
+			GxJoinTable *t = gx_join_table((GxJoinTables *) copy, d);
+			GxJoinRow  *r = gx_join_rows(t);
+
+			memset(gx_join_slots(t), 0, t->capacity * sizeof(uint32));
+			for (uint64 i = 0; i < t->nrows; i++)
+				r[i].next = 0;
+			rows += t->nrows;
+		}
+		gjs->gpu_task = gx_join_task_create(copy, gjs->table_bytes, rows, &status, err);
+		pfree(copy);
+	}
+	else
+		strlcpy(err, "the inner hash tables exceed gpuext.gpu_memory_limit", sizeof(err));
+	if (gjs->gpu_task != 0)
+	{
+		gjs->pipe.task_id = gjs->gpu_task;
+		return;
+	}
+	if (!gjs->over_limit && gpuext_cpu_fallback == GPUEXT_FALLBACK_OFF)
+		gx_report_failure(status, err);
+	if (gpuext_cpu_fallback == GPUEXT_FALLBACK_NOTICE)
+		ereport(NOTICE,
+				(errmsg("gpuext join runs on the CPU engine"),
+				 errdetail("%s", err)));
+	gx_engine_start_with_mode(&gjs->pipe.engine, GPUEXT_DEVICE_CPU);
+	gjs->pipe.depth = 1;
 }
 
 /*
@@ -1329,6 +1420,9 @@ build_inner(GpuJoinState *gjs)
 	gjs->table_id = gx_cpu_table_register(gjs->tables);
 	gjs->pipe.task_id = gjs->table_id;
 	gjs->inner_built = true;
+	set_group_heads(gjs);
+	if (gjs->pipe_started && gjs->pipe.engine.use_gpu)
+		upload_tables(gjs);
 }
 
 /* Drop the inner tables (end, or a rescan with new parameter values). */
@@ -1338,6 +1432,9 @@ drop_inner(GpuJoinState *gjs)
 	if (gjs->table_id != 0)
 		gx_cpu_table_unregister(gjs->table_id);
 	gjs->table_id = 0;
+	if (gjs->gpu_task != 0)
+		gx_task_destroy(gjs->gpu_task);
+	gjs->gpu_task = 0;
 	gjs->pipe.task_id = 0;
 	gjs->tables = NULL;
 	for (int d = 0; d < gjs->ndepths; d++)
@@ -1503,7 +1600,7 @@ collect_matches(GpuJoinState *gjs, const uint32 *match, bool recheck)
 		if (!recheck && match[d] != 0)
 		{
 			GxJoinRow  *rows = gx_join_rows(gx_join_table(gjs->tables, d));
-			uint32		r = match[d] - 1;
+			uint32		r = jd->group_head[match[d] - 1];
 
 			add_match(gjs, jd, r);
 			for (uint32 n = rows[r].next; n != 0; n = rows[n - 1].next)
@@ -1695,6 +1792,15 @@ gpujoin_next(ScanState *ss)
 		gjs->cur = gx_pipeline_next(&gjs->pipe);
 		if (gjs->cur == NULL)
 			return ExecClearTuple(ss->ss_ScanTupleSlot);
+		if (gjs->pipe.engine.failed)
+		{
+			/* the GPU failed (fallback allowed): this batch and the rest on the CPU */
+			gjs->pipe.engine.failed = false;
+			gjs->pipe.task_id = gjs->table_id;
+			gjs->cur->pb.batch->task_id = gjs->table_id;
+			gx_cpu_run_batch(gjs->cur->pb.batch);
+			gjs->pipe.engine.cpu_batches++;
+		}
 		gjs->cur_page = 0;
 		gjs->cur_word = 0;
 		gjs->cur_bits = 0;
@@ -1883,6 +1989,10 @@ gpujoin_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 void
 gx_gpujoin_init(void)
 {
+	DefineCustomBoolVariable("gpuext.gpujoin_kernels",
+							 "Runs GpuJoin batches with the CUDA join kernels when a GPU is available.",
+							 "Off: the CPU engine runs them (the kernels have not been validated on a GPU yet).",
+							 &gpujoin_kernels, false, PGC_USERSET, 0, NULL, NULL, NULL);
 	RegisterCustomScanMethods(&gpujoin_plan_methods);
 	prev_set_join_pathlist_hook = set_join_pathlist_hook;
 	set_join_pathlist_hook = gpujoin_add_paths;

@@ -195,6 +195,7 @@ scratch_needed(GxBatch *b, int kind)
 			return b->reserve_bytes;
 		case GX_REQ_SCAN:
 		case GX_REQ_AGG:
+		case GX_REQ_JOIN:
 			return TYPEALIGN(256, b->program_len);	/* the program, in device memory */
 		case GX_REQ_TASK_FETCH:
 			return 256;			/* the counter of fetched entries */
@@ -278,7 +279,7 @@ start_task_request(uint32 slot_index, GxSlot *s, GxBatch *b, ServiceTask **task_
 	ServiceTask *t = NULL;
 
 	*task_out = NULL;
-	if (s->kind == GX_REQ_TASK_CREATE)
+	if (s->kind == GX_REQ_TASK_CREATE || s->kind == GX_REQ_JOIN_BUILD)
 	{
 		for (int i = 0; i < GX_MAX_TASKS; i++)
 			if (tasks[i].id == 0)
@@ -294,7 +295,8 @@ start_task_request(uint32 slot_index, GxSlot *s, GxBatch *b, ServiceTask **task_
 		*task_out = t;			/* filled in once its memory is reserved */
 		return false;
 	}
-	if (s->kind != GX_REQ_AGG && s->kind != GX_REQ_TASK_FETCH && s->kind != GX_REQ_TASK_DESTROY)
+	if (s->kind != GX_REQ_AGG && s->kind != GX_REQ_JOIN &&
+		s->kind != GX_REQ_TASK_FETCH && s->kind != GX_REQ_TASK_DESTROY)
 		return false;
 	t = find_task(b->task_id);
 	if (t == NULL || (t->destroy_pending && s->kind != GX_REQ_TASK_DESTROY))
@@ -421,7 +423,8 @@ start_request(uint32 slot_index)
 	f->device = dev;
 
 	/* reserve device memory first: out of memory is a decision, not a crash */
-	need = (s->kind == GX_REQ_TASK_CREATE) ? b->reserve_bytes : scratch_needed(b, s->kind);
+	need = (s->kind == GX_REQ_TASK_CREATE || s->kind == GX_REQ_JOIN_BUILD) ?
+		b->reserve_bytes : scratch_needed(b, s->kind);
 	if (need > 0)
 	{
 		if (s->fault == GX_FAULT_ALLOC)
@@ -453,7 +456,7 @@ start_request(uint32 slot_index)
 		return;
 	}
 
-	if (s->kind == GX_REQ_TASK_CREATE)
+	if (s->kind == GX_REQ_TASK_CREATE || s->kind == GX_REQ_JOIN_BUILD)
 	{
 		/* the reservation becomes the task's memory */
 		task->id = next_task_id++;
@@ -482,7 +485,7 @@ start_request(uint32 slot_index)
 	l.scratch_dev = f->scratch;
 	l.scratch_bytes = f->scratch_bytes;
 	l.task_dev = task ? task->mem : NULL;
-	if (s->kind == GX_REQ_TASK_CREATE)
+	if (s->kind == GX_REQ_TASK_CREATE || s->kind == GX_REQ_JOIN_BUILD)
 	{
 		l.scratch_dev = task->mem;
 		l.scratch_bytes = task->bytes;
@@ -494,14 +497,14 @@ start_request(uint32 slot_index)
 			strlcpy(err, "host memory is not mapped for the device", sizeof(err));
 		release_scratch(f);
 		end_task_use(f);
-		if (s->kind == GX_REQ_TASK_CREATE)
+		if (s->kind == GX_REQ_TASK_CREATE || s->kind == GX_REQ_JOIN_BUILD)
 			release_task(task);
 		finish_request(slot_index, GX_ERR_DEVICE, err, 0);
 		return;
 	}
 	s->device = dev;
 	f->bytes_read = (s->kind == GX_REQ_PAGE_COUNT || s->kind == GX_REQ_SCAN ||
-					 s->kind == GX_REQ_AGG) ?
+					 s->kind == GX_REQ_AGG || s->kind == GX_REQ_JOIN) ?
 		(uint64) b->npages * GX_BLCKSZ : 0;
 	device_load[dev]++;
 	ninflight++;
