@@ -590,6 +590,9 @@ gpuagg_add_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo *input_r
 				&having_cost);
 	if (join_path != NULL)
 	{
+		/* the fused join runs on the CPU engine: costed so */
+		cost_gpuagg(cpath, scan_rel, ngroups, list_length(exprs) * 3.0, entry_size, 0, false,
+					&having_cost);
 		/* the join's inner plans follow the fallback; the path is kept for planning */
 		cpath->custom_paths = list_concat(cpath->custom_paths, list_copy(join_inner_paths));
 		cpath->custom_private = lappend(cpath->custom_private, join_path);

@@ -789,8 +789,13 @@ gpujoin_add_paths(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
 	if (inner_path == NULL || inner_path->param_info != NULL || IS_DUMMY_REL(innerrel))
 		return;
 	gx_cost_refresh();
-	gpu = gpuext_device_mode == GPUEXT_DEVICE_GPU ||
-		(gpuext_device_mode == GPUEXT_DEVICE_AUTO && gx_service_has_gpu(&why));
+	/*
+	 * Joins run on the GPU only with gpuext.gpujoin_kernels; else on the
+	 * CPU engine, which (as for scans) is planned only when forced.
+	 */
+	gpu = gpujoin_kernels &&
+		(gpuext_device_mode == GPUEXT_DEVICE_GPU ||
+		 (gpuext_device_mode == GPUEXT_DEVICE_AUTO && gx_service_has_gpu(&why)));
 	if (!gpu && !gpuext_force_offload)
 		return;
 
@@ -2054,7 +2059,6 @@ gx_gpujoin_fusable(RelOptInfo *joinrel, Index *fact_relid, List **device_quals,
 		GxJoinCostInput jin;
 		Cost		startup,
 					run;
-		const char *why;
 
 		memset(&jin, 0, sizeof(jin));
 		*join_cost = 0;
@@ -2067,8 +2071,8 @@ gx_gpujoin_fusable(RelOptInfo *joinrel, Index *fact_relid, List **device_quals,
 		jin.outer_rows = joinrel->rows;
 		jin.depths = best->ndepths;
 		jin.rows_out = 0;		/* rows stay on the device */
-		jin.gpu = gpuext_device_mode == GPUEXT_DEVICE_GPU ||
-			(gpuext_device_mode == GPUEXT_DEVICE_AUTO && gx_service_has_gpu(&why));
+		/* the fused join runs on the CPU engine (no fused kernel yet) */
+		jin.gpu = false;
 		gx_cost_join(&jin, &startup, &run);
 		*join_cost += startup + run;
 	}
