@@ -64,13 +64,40 @@ typedef struct GxJoinDepth
 	GxJoinKey	keys[GX_JOIN_MAX_KEYS];
 } GxJoinDepth;
 
+/*
+ * An inner column loaded into a register for each joined row (a group key
+ * of an aggregation fused with the join): column 'col' of the stored
+ * values of depth 'depth'.
+ */
+#define GX_JOIN_MAX_PAYLOAD	8
+
+typedef struct GxJoinPayload
+{
+	uint8_t		depth;
+	uint8_t		type;			/* GxType */
+	uint16_t	reg;
+	uint32_t	col;
+} GxJoinPayload;
+
 /* what a GX_REQ_JOIN batch does after its program ran: follows the program */
 typedef struct GxJoinSpec
 {
 	uint32_t	ndepths;
-	uint32_t	pad;
+	uint32_t	npayload;		/* fused aggregation only */
 	GxJoinDepth depths[GX_JOIN_MAX_DEPTH];
+	GxJoinPayload payload[GX_JOIN_MAX_PAYLOAD];
 } GxJoinSpec;
+
+/* a stored inner value (register image); text bytes elsewhere in the table */
+typedef struct GxJoinValue
+{
+	int64_t		lo;				/* int, date, timestamp, bool, float bits, numeric
+								 * low, text length */
+	int64_t		hi;				/* numeric high 64 bits */
+	int32_t		scale;
+	int32_t		isnull;
+	uint64_t	text_off;		/* text: offset of its bytes from the table */
+} GxJoinValue;
 
 /* one inner row of a hash table */
 typedef struct GxJoinRow
@@ -94,7 +121,9 @@ typedef struct GxJoinTable
 	uint64_t	rows_off;		/* GxJoinRow[nrows] */
 	uint64_t	keys_off;		/* uint64_t words */
 	uint64_t	nwords;
-	uint64_t	pad[2];
+	uint64_t	values_off;		/* GxJoinValue[nrows][nvalues], then text bytes */
+	uint32_t	nvalues;		/* stored columns per row */
+	uint32_t	pad;
 } GxJoinTable;
 
 /* the tables of every depth, in one block (device memory or backend memory) */
@@ -510,6 +539,112 @@ gx_join_tuple(const GxProgram *prog, const GxJoinSpec *spec, GxJoinTables *ts,
 	return GX_ROW_PASS;
 }
 
+/* Load stored column 'col' of inner row 'row' (UINT32_MAX: none, NULL). */
+GX_FUNC void
+gx_join_load_value(GxJoinTable *t, uint32_t row, uint32_t col, int type, GxDatum *r)
+{
+	const GxJoinValue *v;
+
+	r->scale = 0;
+	if (row == UINT32_MAX)
+	{
+		r->isnull = 1;
+		return;
+	}
+	v = (const GxJoinValue *) ((const char *) t + t->values_off) + (uint64_t) row * t->nvalues + col;
+	r->isnull = v->isnull;
+	r->scale = v->scale;
+	switch (type)
+	{
+		case GX_TYPE_TEXT:
+		case GX_TYPE_BPCHAR:
+			r->v.s.ptr = (const unsigned char *) t + v->text_off;
+			r->v.s.len = v->lo;
+			break;
+		case GX_TYPE_NUMERIC:
+			r->v.n = (__int128) (((unsigned __int128) (uint64_t) v->hi << 64) | (uint64_t) v->lo);
+			break;
+		case GX_TYPE_FLOAT4:
+		case GX_TYPE_FLOAT8:
+			{
+				union
+				{
+					int64_t		i;
+					double		f;
+				}			u;
+
+				u.i = v->lo;
+				r->v.f = u.f;
+				break;
+			}
+		default:
+			r->v.i = v->lo;
+			break;
+	}
+}
+
+/*
+ * The fused aggregation with inner group keys: one group update per
+ * joined row, each with the inner columns of its rows in registers.  The
+ * rows of each inner or left depth are enumerated like an odometer over
+ * the duplicate chains (an unmatched left row: NULL columns).
+ */
+GX_ATOMIC_FUNC int
+gx_join_agg_combinations(const GxAggSpec *aspec, const GxJoinSpec *jspec, GxAggTable *t,
+						 GxJoinTables *ts, GxDatum *regs, unsigned char *keybuf,
+						 const uint32_t *match)
+{
+	uint32_t	head[GX_JOIN_MAX_DEPTH];
+	uint32_t	cur[GX_JOIN_MAX_DEPTH];
+
+	for (uint32_t d = 0; d < jspec->ndepths; d++)
+	{
+		int			jt = jspec->depths[d].jointype;
+
+		head[d] = (match[d] != 0 && (jt == GX_JOIN_INNER || jt == GX_JOIN_LEFT)) ?
+			match[d] - 1 : UINT32_MAX;
+		cur[d] = head[d];
+	}
+	for (;;)
+	{
+		uint32_t	hash;
+		int64_t		slot;
+		int			d;
+
+		for (uint32_t p = 0; p < jspec->npayload; p++)
+		{
+			const GxJoinPayload *pl = &jspec->payload[p];
+
+			gx_join_load_value(gx_join_table(ts, pl->depth), cur[pl->depth], pl->col,
+							   pl->type, &regs[pl->reg]);
+		}
+		for (uint32_t b = 0; b < aspec->key_size; b++)
+			keybuf[b] = 0;
+		if (gx_agg_encode_key(aspec, regs, keybuf) != 0)
+			return GX_ROW_RECHECK;
+		hash = gx_agg_hash(keybuf, aspec->key_size);
+		slot = gx_agg_find_or_insert(t, aspec, keybuf, hash);
+		if (slot < 0)
+			return GX_ROW_RECHECK;
+		if (gx_agg_accumulate(aspec, gx_agg_entry(t, aspec, slot), regs) != 0)
+			return GX_ROW_RECHECK;
+		/* next combination */
+		for (d = (int) jspec->ndepths - 1; d >= 0; d--)
+		{
+			const GxJoinRow *rows = gx_join_rows(gx_join_table(ts, d));
+
+			if (cur[d] != UINT32_MAX && rows[cur[d]].next != 0)
+			{
+				cur[d] = rows[cur[d]].next - 1;
+				break;
+			}
+			cur[d] = head[d];
+		}
+		if (d < 0)
+			return GX_ROW_PASS;
+	}
+}
+
 /*
  * How many joined rows an outer row that passed gx_join_tuple makes: the
  * product over inner and left depths of its matches (a left join's
@@ -557,6 +692,8 @@ gx_join_agg_tuple(const GxProgram *prog, const GxAggSpec *aspec, const GxJoinSpe
 
 	if (rc != GX_ROW_PASS)
 		return rc;
+	if (jspec->npayload > 0)
+		return gx_join_agg_combinations(aspec, jspec, t, ts, regs, keybuf, match);
 	m = gx_join_multiplicity(ts, jspec, match);
 	if (m == 0)
 		return GX_ROW_FAIL;

@@ -325,8 +325,25 @@ SET gpuext.force_offload = on;
 EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
 SELECT count(*) FROM gj_fact f JOIN gj_dimn d ON f.n = d.n;
 RESET gpuext.force_offload;
--- grouped by an inner column: not fused (the join still is a GpuJoin)
-SELECT gj_agg_diff('SELECT d.name, count(*) FROM gj_fact f JOIN gj_dim1 d ON f.a = d.k GROUP BY d.name');
+-- group keys from inner relations: stored with the inner rows, loaded for
+-- each joined row (every combination of duplicate keys is a joined row)
+SET gpuext.force_offload = on;
+EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
+SELECT d.name, count(*), sum(f.b) FROM gj_fact f JOIN gj_dim1 d ON f.a = d.k GROUP BY d.name;
+RESET gpuext.force_offload;
+SELECT gj_agg_diff('SELECT d.name, count(*), sum(f.b) FROM gj_fact f JOIN gj_dim1 d ON f.a = d.k GROUP BY d.name');
+SELECT gj_agg_diff('SELECT d1.name, d2.c, f.s, count(*), sum(f.id) FROM gj_fact f JOIN gj_dim1 d1 ON f.a = d1.k
+  LEFT JOIN gj_dim2 d2 ON f.b = d2.k GROUP BY d1.name, d2.c, f.s');
+SELECT gj_agg_diff('SELECT d2.v, d3.label, count(*) FROM gj_fact f JOIN gj_dim2 d2 ON f.b = d2.k
+  JOIN gj_dim3 d3 ON f.s = d3.s GROUP BY d2.v, d3.label HAVING count(*) > 10');
+SELECT gj_agg_diff('SELECT d.f, d.label, count(*), sum(f.a) FROM gj_fact f JOIN gj_dimf d ON f.x = d.f GROUP BY d.f, d.label');
+SELECT gj_agg_diff('SELECT d.dt, d.ts, d.flag, count(*) FROM gj_fact f JOIN gj_dimd d ON f.dt = d.dt GROUP BY d.dt, d.ts, d.flag');
+SELECT gj_agg_diff('SELECT d.bp, d.c, count(*) FROM gj_fact f JOIN gj_dimt d ON f.bp = d.bp GROUP BY d.bp, d.c');
+SELECT gj_agg_diff('SELECT d.n, count(*), sum(f.n) FROM gj_fact f JOIN gj_dimn d ON f.n = d.n
+  WHERE d.n IN (0.25, 2.5, 5) GROUP BY d.n');
+SELECT gj_agg_diff('SELECT d.label, count(*) FROM gj_fact f JOIN gj_dimn d ON f.a = d.n GROUP BY d.label');
+-- a key over columns of two relations: not fused (the join still is a GpuJoin)
+SELECT gj_agg_diff('SELECT d.k + f.s, count(*) FROM gj_fact f JOIN gj_dim1 d ON f.a = d.k GROUP BY d.k + f.s');
 -- rescans and generic plans
 SELECT gj_diff('SELECT o.k, (SELECT count(*) FROM gj_fact f JOIN gj_dim1 d ON f.a = d.k WHERE f.b = o.k)
   FROM gj_dim2 o');

@@ -205,6 +205,7 @@ typedef struct GpuAggState
 	PlanState  *fallback;
 	const char *fallback_reason;
 	GxFusedJoin *fj;			/* fused GpuJoin, or NULL */
+	List	   *inner_key_idx;	/* group keys loaded from its inner rows */
 	uint32		join_table_id;
 	uint64		rows_aggregated;
 	double		agg_ms;			/* wall time feeding batches */
@@ -460,6 +461,7 @@ gpuagg_add_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo *input_r
 	List	   *host_quals;
 	RelOptInfo *scan_rel = input_rel;	/* the scanned table */
 	Path	   *join_path = NULL;	/* a GpuJoin to fuse */
+	List	   *inner_key_idx = NIL;	/* group keys from its inner relations */
 	List	   *join_quals = NIL;
 	List	   *join_inner_paths = NIL;
 	Cost		join_cost = 0;
@@ -532,7 +534,33 @@ gpuagg_add_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo *input_r
 	if (list_length(key_exprs) > GX_AGG_MAX_KEYS || list_length(aggrefs) > GX_AGG_MAX_AGGS)
 		return;
 
-	exprs = program_exprs(key_exprs, aggrefs);
+	/*
+	 * Over a join, a group key may also be an output column of an inner
+	 * relation: stored with the inner rows, loaded for each joined row.  The
+	 * program computes everything else (from the scanned table).
+	 */
+	if (join_path != NULL)
+	{
+		List	   *program_keys = NIL;
+		int			k = 0;
+
+		foreach(lc, key_exprs)
+		{
+			if (gx_gpujoin_inner_key_class(join_path, lfirst(lc)) > 0)
+			{
+				inner_key_idx = lappend_int(inner_key_idx, k);
+				program_keys = lappend(program_keys, makeBoolConst(true, false));
+			}
+			else
+				program_keys = lappend(program_keys, lfirst(lc));
+			k++;
+		}
+		if (list_length(inner_key_idx) > GX_JOIN_MAX_PAYLOAD)
+			return;
+		exprs = program_exprs(program_keys, aggrefs);
+	}
+	else
+		exprs = program_exprs(key_exprs, aggrefs);
 	types = palloc0(sizeof(int) * (list_length(exprs) + 1));
 	rel = table_open(rte->relid, NoLock);
 	tupdesc = RelationGetDescr(rel);
@@ -541,6 +569,9 @@ gpuagg_add_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo *input_r
 	table_close(rel, NoLock);
 	if (!ok)
 		return;
+	foreach(lc, inner_key_idx)
+		types[lfirst_int(lc)] = gx_gpujoin_inner_key_class(join_path,
+														   list_nth(key_exprs, lfirst_int(lc)));
 	for (int k = 0; k < list_length(key_exprs); k++)
 	{
 		Node	   *key = list_nth(key_exprs, k);
@@ -596,6 +627,7 @@ gpuagg_add_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo *input_r
 		/* the join's inner plans follow the fallback; the path is kept for planning */
 		cpath->custom_paths = list_concat(cpath->custom_paths, list_copy(join_inner_paths));
 		cpath->custom_private = lappend(cpath->custom_private, join_path);
+		cpath->custom_private = lappend(cpath->custom_private, inner_key_idx);
 		cpath->path.startup_cost += join_cost;
 		cpath->path.total_cost += join_cost;
 		if (gpuext_force_offload)
@@ -693,9 +725,18 @@ gpuagg_plan(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 									   makeInteger(list_length(aggrefs)), est);
 	/* a fused join: its executor's lists (custom_plans: fallback, then inner plans) */
 	if (list_length(best_path->custom_private) > 6)
+	{
+		List	   *idx = list_nth(best_path->custom_private, 7);
+		List	   *inner_keys = NIL;
+
+		foreach(lc, idx)
+			inner_keys = lappend(inner_keys, list_nth(key_exprs, lfirst_int(lc)));
 		cscan->custom_private = lappend(cscan->custom_private,
 										gx_gpujoin_fused_plan(list_nth(best_path->custom_private, 6),
-															  list_copy_tail(custom_plans, 1)));
+															  list_copy_tail(custom_plans, 1),
+															  inner_keys));
+		cscan->custom_private = lappend(cscan->custom_private, list_copy(idx));
+	}
 	cscan->custom_scan_tlist = scan_tlist;
 	cscan->methods = &gpuagg_plan_methods;
 	return &cscan->scan.plan;
@@ -742,6 +783,18 @@ gpuagg_create_state(CustomScan *cscan)
 	gas->quals = (List *) scan_tlist_refs_mutator((Node *) cscan->custom_exprs,
 												  cscan->custom_scan_tlist);
 	return (Node *) gas;
+}
+
+/* The group keys the program computes: inner ones are placeholders. */
+static List *
+program_keys(GpuAggState *gas)
+{
+	List	   *keys = list_copy(gas->key_exprs);
+	ListCell   *lc;
+
+	foreach(lc, gas->inner_key_idx)
+		list_nth_cell(keys, lfirst_int(lc))->ptr_value = makeBoolConst(true, false);
+	return keys;
 }
 
 /* Static scale of a numeric expression, or -1 when unknown. */
@@ -802,11 +855,12 @@ static bool
 build_agg_program(GpuAggState *gas)
 {
 	ScanState  *ss = &gas->css.ss;
-	List	   *exprs = program_exprs(gas->key_exprs, gas->aggrefs);
+	List	   *exprs = program_exprs(program_keys(gas), gas->aggrefs);
 	int			nagg_exprs = list_length(exprs);
 	int			nexprs;
 	int		   *regs;
 	int		   *types;
+	int			payload_regs[GX_JOIN_MAX_PAYLOAD];
 	const char *why;
 	GxProgram  *prog;
 	GxAggSpec  *spec = &gas->spec;
@@ -827,6 +881,43 @@ build_agg_program(GpuAggState *gas)
 	{
 		gas->fallback_reason = why;
 		return false;
+	}
+	/* inner group keys: loaded after the program, into registers it does not use */
+	if (gas->inner_key_idx != NIL)
+	{
+		bool		used[GX_MAX_REGS];
+		const GxAttr *atts = gx_prog_atts(prog);
+		const GxInstr *code = gx_prog_instrs(prog);
+		int			p = 0;
+		int			r = 0;
+
+		memset(used, 0, sizeof(used));
+		for (int i = 0; i < prog->natts; i++)
+			if (atts[i].reg >= 0 && atts[i].reg < GX_MAX_REGS)
+				used[atts[i].reg] = true;
+		for (int i = 0; i < prog->ninstrs; i++)
+		{
+			uint16		rr[4] = {code[i].dst, code[i].a, code[i].b, code[i].e};
+
+			for (int j = 0; j < 4; j++)
+				if (rr[j] < GX_MAX_REGS)
+					used[rr[j]] = true;
+		}
+		foreach(lc, gas->inner_key_idx)
+		{
+			while (r < GX_MAX_REGS && used[r])
+				r++;
+			if (r >= GX_MAX_REGS)
+			{
+				gas->fallback_reason = "not enough device registers for the inner group keys";
+				return false;
+			}
+			types[lfirst_int(lc)] = gx_fused_join_payload_type(gas->fj, p);
+			regs[lfirst_int(lc)] = r;
+			payload_regs[p] = r;
+			used[r] = true;
+			p++;
+		}
 	}
 
 	memset(spec, 0, sizeof(*spec));
@@ -912,7 +1003,7 @@ build_agg_program(GpuAggState *gas)
 	{
 		GxJoinSpec	jspec;
 
-		gx_fused_join_spec(gas->fj, regs + nagg_exprs, &jspec);
+		gx_fused_join_spec(gas->fj, regs + nagg_exprs, payload_regs, &jspec);
 		memcpy(gas->program + TYPEALIGN(16, prog->length) + TYPEALIGN(16, sizeof(GxAggSpec)),
 			   &jspec, sizeof(GxJoinSpec));
 	}
@@ -960,6 +1051,8 @@ gpuagg_begin(CustomScanState *node, EState *estate, int eflags)
 	gas->fallback = ExecInitNode(linitial(cscan->custom_plans), estate, eflags);
 	node->custom_ps = list_make1(gas->fallback);
 	gas->phase = GPUAGG_INIT;
+	if (list_length(cscan->custom_private) > 4)
+		gas->inner_key_idx = list_nth(cscan->custom_private, 4);
 	if (list_length(cscan->custom_private) > 3)
 		gas->fj = gx_fused_join_begin(list_nth(cscan->custom_private, 3),
 									  list_copy_tail(cscan->custom_plans, 1), estate, eflags,

@@ -128,6 +128,12 @@ typedef struct GpuJoinDepth
 	MinimalTuple *tuples;
 	Datum	   *keyvals;		/* nkeys per row, for PostgreSQL's operators */
 	uint32	   *group_head;		/* per hashed row: first row of its key in our chains */
+
+	/* inner columns stored per hashed row (group keys of a fused aggregation) */
+	int			nvalues;
+	AttrNumber	value_attno[GX_JOIN_MAX_PAYLOAD];
+	Oid			value_type[GX_JOIN_MAX_PAYLOAD];
+	bool		values_bad;		/* a value the device cannot hold */
 	uint32		nrows;			/* rows in the hash table */
 	uint32		nextras;		/* rows whose keys the device cannot hold */
 	uint32		ntuples;		/* nrows + nextras */
@@ -1158,6 +1164,116 @@ datum_to_register(GpuJoinDepth *jd, int k, Datum value, GxDatum *r)
 	return true;
 }
 
+/* The device value class of a stored inner column's type, or 0. */
+static int
+value_class(Oid type)
+{
+	switch (getBaseType(type))
+	{
+		case BOOLOID:
+			return GX_TYPE_BOOL;
+		case INT2OID:
+			return GX_TYPE_INT2;
+		case INT4OID:
+			return GX_TYPE_INT4;
+		case INT8OID:
+			return GX_TYPE_INT8;
+		case FLOAT4OID:
+			return GX_TYPE_FLOAT4;
+		case FLOAT8OID:
+			return GX_TYPE_FLOAT8;
+		case NUMERICOID:
+			return GX_TYPE_NUMERIC;
+		case DATEOID:
+			return GX_TYPE_DATE;
+		case TIMESTAMPOID:
+		case TIMESTAMPTZOID:
+			return GX_TYPE_TIMESTAMP;
+		case TEXTOID:
+		case VARCHAROID:
+			return GX_TYPE_TEXT;
+		case BPCHAROID:
+			return GX_TYPE_BPCHAR;
+		default:
+			return 0;
+	}
+}
+
+/*
+ * An inner column's value as a stored register image (text bytes appended
+ * to 'texts', their offset in text_off for now); false when the device
+ * cannot hold it (numeric NaN, infinity or beyond 128 bits).
+ */
+static bool
+store_value(Oid type, Datum value, bool isnull, GxJoinValue *out, StringInfo texts)
+{
+	memset(out, 0, sizeof(*out));
+	if (isnull)
+	{
+		out->isnull = 1;
+		return true;
+	}
+	switch (getBaseType(type))
+	{
+		case BOOLOID:
+			out->lo = DatumGetBool(value);
+			break;
+		case INT2OID:
+			out->lo = DatumGetInt16(value);
+			break;
+		case INT4OID:
+			out->lo = DatumGetInt32(value);
+			break;
+		case INT8OID:
+			out->lo = DatumGetInt64(value);
+			break;
+		case FLOAT4OID:
+		case FLOAT8OID:
+			{
+				double		f = (getBaseType(type) == FLOAT4OID) ?
+					DatumGetFloat4(value) : DatumGetFloat8(value);
+
+				memcpy(&out->lo, &f, sizeof(f));
+				break;
+			}
+		case DATEOID:
+			out->lo = DatumGetDateADT(value);
+			break;
+		case TIMESTAMPOID:
+		case TIMESTAMPTZOID:
+			out->lo = DatumGetTimestamp(value);
+			break;
+		case NUMERICOID:
+			{
+				struct varlena *v = pg_detoast_datum_packed((struct varlena *) DatumGetPointer(value));
+				__int128	n;
+				int32		scale;
+
+				if (gx_numeric_decode((const unsigned char *) VARDATA_ANY(v),
+									  VARSIZE_ANY_EXHDR(v), &n, &scale) != 0)
+					return false;
+				out->lo = (int64) (uint64) ((unsigned __int128) n);
+				out->hi = (int64) (n >> 64);
+				out->scale = scale;
+				break;
+			}
+		case TEXTOID:
+		case VARCHAROID:
+		case BPCHAROID:
+			{
+				struct varlena *v = pg_detoast_datum_packed((struct varlena *) DatumGetPointer(value));
+
+				out->lo = VARSIZE_ANY_EXHDR(v);
+				out->text_off = texts->len;
+				appendBinaryStringInfo(texts, VARDATA_ANY(v), VARSIZE_ANY_EXHDR(v));
+				break;
+			}
+		default:
+			return false;
+	}
+	return true;
+}
+
 /* Grow an array of 'elem' bytes to hold at least 'need' elements. */
 static void *
 grow_array(void *arr, uint32 *cap, uint32 need, Size elem)
@@ -1264,6 +1380,8 @@ build_inner(GpuJoinState *gjs)
 	uint64	   *nwords = palloc0(sizeof(uint64) * gjs->ndepths);
 	uint32	  **hashes = palloc0(sizeof(uint32 *) * gjs->ndepths);
 	uint32	  **rownw = palloc0(sizeof(uint32 *) * gjs->ndepths);
+	GxJoinValue **values = palloc0(sizeof(GxJoinValue *) * gjs->ndepths);
+	StringInfoData *texts = palloc0(sizeof(StringInfoData) * gjs->ndepths);
 	uint64		total;
 	uint64		capacity[GX_JOIN_MAX_DEPTH];
 	uint64		table_bytes[GX_JOIN_MAX_DEPTH];
@@ -1282,7 +1400,8 @@ build_inner(GpuJoinState *gjs)
 					hcap = 0,
 					tcap = 0,
 					kcap = 0,
-					ncap = 0;
+					ncap = 0,
+					vcap = 0;
 		uint64		wlen = 0;
 
 		memset(&spec, 0, sizeof(spec));
@@ -1292,6 +1411,8 @@ build_inner(GpuJoinState *gjs)
 			spec.keys[k].kclass = jd->kclass[k];
 			spec.keys[k].reg = k;
 		}
+		initStringInfo(&texts[d]);
+		jd->values_bad = false;
 		jd->tuples = NULL;
 		jd->keyvals = NULL;
 		jd->nrows = jd->nextras = jd->ntuples = 0;
@@ -1355,6 +1476,20 @@ build_inner(GpuJoinState *gjs)
 			hashes[d][jd->nrows] = gx_join_hash_words(words[d] + wlen, nw);
 			rownw[d] = grow_array(rownw[d], &ncap, jd->nrows + 1, sizeof(uint32));
 			rownw[d][jd->nrows] = nw;
+			if (jd->nvalues > 0)
+			{
+				values[d] = grow_array(values[d], &vcap, (jd->nrows + 1) * jd->nvalues,
+									   sizeof(GxJoinValue));
+				for (int c = 0; c < jd->nvalues; c++)
+				{
+					bool		vnull;
+					Datum		v = slot_getattr(slot, jd->value_attno[c], &vnull);
+
+					if (!store_value(jd->value_type[c], v, vnull,
+									 &values[d][jd->nrows * jd->nvalues + c], &texts[d]))
+						jd->values_bad = true;
+				}
+			}
 			wlen += nw;
 			jd->nrows++;
 		}
@@ -1376,6 +1511,10 @@ build_inner(GpuJoinState *gjs)
 	for (int d = 0; d < gjs->ndepths; d++)
 	{
 		table_bytes[d] = gx_join_table_bytes(gjs->depths[d].nrows, nwords[d], &capacity[d]);
+		/* stored values and their text bytes */
+		table_bytes[d] = TYPEALIGN(16, table_bytes[d]) +
+			(uint64) gjs->depths[d].nrows * gjs->depths[d].nvalues * sizeof(GxJoinValue) +
+			texts[d].len;
 		total += TYPEALIGN(64, table_bytes[d]);
 	}
 	gjs->tables = MemoryContextAllocHuge(gjs->inner_cxt, total);
@@ -1400,9 +1539,23 @@ build_inner(GpuJoinState *gjs)
 			t->rows_off = t->slots_off + ((capacity[d] * 4 + 15) & ~(uint64) 15);
 			t->keys_off = t->rows_off + (uint64) jd->nrows * sizeof(GxJoinRow);
 			t->nwords = nwords[d];
+			t->values_off = TYPEALIGN(16, t->keys_off + nwords[d] * 8);
+			t->nvalues = jd->nvalues;
 			rows = gx_join_rows(t);
 			if (nwords[d] > 0)
 				memcpy(gx_join_keys(t), words[d], nwords[d] * 8);
+			if (jd->nvalues > 0 && jd->nrows > 0)
+			{
+				uint64		nv = (uint64) jd->nrows * jd->nvalues;
+				GxJoinValue *tv = (GxJoinValue *) ((char *) t + t->values_off);
+				uint64		text_start = t->values_off + nv * sizeof(GxJoinValue);
+
+				memcpy(tv, values[d], nv * sizeof(GxJoinValue));
+				for (uint64 i = 0; i < nv; i++)
+					tv[i].text_off += text_start;
+				if (texts[d].len > 0)
+					memcpy((char *) t + text_start, texts[d].data, texts[d].len);
+			}
 			/* the words of row i follow those of row i - 1 */
 			for (uint32 i = 0; i < jd->nrows; i++)
 			{
@@ -2012,7 +2165,32 @@ struct GxFusedJoin
 {
 	GpuJoinState gjs;			/* only its depths and tables are used */
 	int			rtoffset;		/* setrefs' offset of range table indexes */
+	int			npayload;		/* inner group keys */
+	int			payload_depth[GX_JOIN_MAX_PAYLOAD];
+	int			payload_col[GX_JOIN_MAX_PAYLOAD];
+	int			payload_type[GX_JOIN_MAX_PAYLOAD];
 };
+
+/*
+ * Can a group key of an aggregation over this GpuJoin path come from an
+ * inner relation (stored with its inner rows, loaded for each joined row)?
+ * It must be an output column of an inner or left depth, of a type the
+ * device holds.  Returns its value class, or 0.
+ */
+int
+gx_gpujoin_inner_key_class(Path *joinpath, Expr *key)
+{
+	GpuJoinPath *gp = (GpuJoinPath *) joinpath;
+
+	for (int d = 0; d < gp->ndepths; d++)
+	{
+		if (gp->depths[d].jointype != JOIN_INNER && gp->depths[d].jointype != JOIN_LEFT)
+			continue;
+		if (list_member(gp->depths[d].inner_path->pathtarget->exprs, key))
+			return value_class(exprType((Node *) key));
+	}
+	return 0;
+}
 
 /*
  * A GpuJoin path of 'joinrel' that an aggregation can absorb: serial,
@@ -2079,13 +2257,47 @@ gx_gpujoin_fusable(RelOptInfo *joinrel, Index *fact_relid, List **device_quals,
 	return &best->cpath.path;
 }
 
-/* What the executor of a fused join needs, for the node's custom_private. */
+/*
+ * What the executor of a fused join needs, for the node's custom_private;
+ * inner_keys: the group keys that come from inner relations, each found
+ * as an output column of an inner or left depth's plan.
+ */
 List *
-gx_gpujoin_fused_plan(Path *joinpath, List *inner_plans)
+gx_gpujoin_fused_plan(Path *joinpath, List *inner_plans, List *inner_keys)
 {
 	GpuJoinPath *gp = (GpuJoinPath *) joinpath;
+	List	   *pdepth = NIL;
+	List	   *pattno = NIL;
+	ListCell   *lc;
 
-	return lcons(list_make2_int(gp->fact_relid, gp->ndepths), depth_lists(gp, inner_plans));
+	foreach(lc, inner_keys)
+	{
+		bool		found = false;
+
+		for (int d = 0; d < gp->ndepths && !found; d++)
+		{
+			int			i = 1;
+			ListCell   *lc2;
+
+			if (gp->depths[d].jointype != JOIN_INNER && gp->depths[d].jointype != JOIN_LEFT)
+				continue;
+			foreach(lc2, ((Plan *) list_nth(inner_plans, d))->targetlist)
+			{
+				if (equal(lfirst(lc), ((TargetEntry *) lfirst(lc2))->expr))
+				{
+					pdepth = lappend_int(pdepth, d);
+					pattno = lappend_int(pattno, i);
+					found = true;
+					break;
+				}
+				i++;
+			}
+		}
+		if (!found)
+			elog(ERROR, "gpuext: GpuAgg cannot find an inner group key");
+	}
+	return lappend(lappend(lcons(list_make2_int(gp->fact_relid, gp->ndepths),
+								 depth_lists(gp, inner_plans)), pdepth), pattno);
 }
 
 /*
@@ -2115,6 +2327,26 @@ gx_fused_join_begin(List *priv, List *inner_plans, EState *estate, int eflags,
 	}
 	gjs->css.ss.ps.ps_ExprContext = parent->ps_ExprContext;
 	init_depths(gjs, inner_plans, estate, eflags, parent, children);
+	/* inner group keys: stored columns of their depths */
+	{
+		ListCell   *lc1,
+				   *lc2;
+
+		forboth(lc1, (List *) list_nth(priv, 8), lc2, (List *) list_nth(priv, 9))
+		{
+			GpuJoinDepth *jd = &gjs->depths[lfirst_int(lc1)];
+			TupleDesc	desc = ExecGetResultType(jd->child);
+			Oid			type = TupleDescAttr(desc, lfirst_int(lc2) - 1)->atttypid;
+
+			fj->payload_depth[fj->npayload] = lfirst_int(lc1);
+			fj->payload_col[fj->npayload] = jd->nvalues;
+			fj->payload_type[fj->npayload] = value_class(type);
+			jd->value_attno[jd->nvalues] = lfirst_int(lc2);
+			jd->value_type[jd->nvalues] = type;
+			jd->nvalues++;
+			fj->npayload++;
+		}
+	}
 	if (!(eflags & EXEC_FLAG_EXPLAIN_ONLY))
 		gjs->inner_cxt = AllocSetContextCreate(CurrentMemoryContext, "GpuJoin inner tables",
 											   ALLOCSET_DEFAULT_SIZES);
@@ -2132,14 +2364,25 @@ gx_fused_join_outer_keys(GxFusedJoin *fj)
 	return keys;
 }
 
-/* The join spec, the outer keys being in registers regs[0..]. */
+/*
+ * The join spec, the outer keys being in registers regs[0..], the inner
+ * group keys loaded into registers payload_regs[0..].
+ */
 void
-gx_fused_join_spec(GxFusedJoin *fj, const int *regs, GxJoinSpec *spec)
+gx_fused_join_spec(GxFusedJoin *fj, const int *regs, const int *payload_regs, GxJoinSpec *spec)
 {
 	int			i = 0;
 
 	memset(spec, 0, sizeof(*spec));
 	spec->ndepths = fj->gjs.ndepths;
+	spec->npayload = fj->npayload;
+	for (int p = 0; p < fj->npayload; p++)
+	{
+		spec->payload[p].depth = fj->payload_depth[p];
+		spec->payload[p].type = fj->payload_type[p];
+		spec->payload[p].reg = payload_regs[p];
+		spec->payload[p].col = fj->payload_col[p];
+	}
 	for (int d = 0; d < fj->gjs.ndepths; d++)
 	{
 		GpuJoinDepth *jd = &fj->gjs.depths[d];
@@ -2168,12 +2411,26 @@ gx_fused_join_build(GxFusedJoin *fj, uint32 *table_id, const char **why)
 		build_inner(gjs);
 	*table_id = gjs->table_id;
 	for (int d = 0; d < gjs->ndepths; d++)
+	{
 		if (gjs->depths[d].nextras > 0)
 		{
 			*why = "an inner join key the device cannot hold (numeric NaN or beyond 128 bits)";
 			return false;
 		}
+		if (gjs->depths[d].values_bad)
+		{
+			*why = "an inner group key the device cannot hold (numeric NaN or beyond 128 bits)";
+			return false;
+		}
+	}
 	return true;
+}
+
+/* The value class of inner group key p. */
+int
+gx_fused_join_payload_type(GxFusedJoin *fj, int p)
+{
+	return fj->payload_type[p];
 }
 
 /* Rescan: drop the tables, start the inner plans over. */

@@ -24,12 +24,15 @@ typedef struct GxFusedJoin GxFusedJoin;
 
 extern Path *gx_gpujoin_fusable(RelOptInfo *joinrel, Index *fact_relid, List **device_quals,
 								List **inner_paths, Cost *join_cost);
-extern List *gx_gpujoin_fused_plan(Path *joinpath, List *inner_plans);
+extern int	gx_gpujoin_inner_key_class(Path *joinpath, Expr *key);
+extern List *gx_gpujoin_fused_plan(Path *joinpath, List *inner_plans, List *inner_keys);
 extern GxFusedJoin *gx_fused_join_begin(List *priv, List *inner_plans, EState *estate,
 										int eflags, PlanState *parent, Index scanrelid,
 										List **children);
 extern List *gx_fused_join_outer_keys(GxFusedJoin *fj);
-extern void gx_fused_join_spec(GxFusedJoin *fj, const int *regs, GxJoinSpec *spec);
+extern void gx_fused_join_spec(GxFusedJoin *fj, const int *regs, const int *payload_regs,
+							   GxJoinSpec *spec);
+extern int	gx_fused_join_payload_type(GxFusedJoin *fj, int p);
 extern bool gx_fused_join_build(GxFusedJoin *fj, uint32 *table_id, const char **why);
 extern void gx_fused_join_reset(GxFusedJoin *fj);
 extern void gx_fused_join_end(GxFusedJoin *fj);
