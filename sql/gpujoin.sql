@@ -181,6 +181,12 @@ SELECT gj_diff('SELECT f.id, d1.name FROM gj_fact f LEFT JOIN gj_dim1 d1 ON f.a 
   WHERE NOT EXISTS (SELECT 1 FROM gj_dim2 d2 WHERE d2.k = f.b) AND EXISTS (SELECT 1 FROM gj_dim3 d3 WHERE d3.s = f.s)');
 SELECT gj_diff('SELECT f.id, d1.name, d2.v FROM gj_fact f JOIN gj_dim1 d1 ON f.a = d1.k
   JOIN gj_dim2 d2 ON f.b = d2.k AND d1.k < d2.v');
+-- duplicate-heavy keys: every inner row has one of 3 keys
+CREATE TABLE gj_dups AS SELECT g % 3 AS k, g AS v FROM generate_series(1, 600) g;
+ANALYZE gj_dups;
+SELECT gj_diff('SELECT f.id, d.v FROM gj_fact f JOIN gj_dups d ON f.s = d.k WHERE f.id < 1000');
+SELECT gj_diff('SELECT f.id, d.v, d2.v FROM gj_fact f JOIN gj_dups d ON f.s = d.k JOIN gj_dups d2 ON f.a = d2.k WHERE f.id < 300');
+SELECT gj_diff('SELECT f.id FROM gj_fact f WHERE f.s IN (SELECT k FROM gj_dups)');
 -- empty inner, empty outer
 SELECT gj_diff('SELECT f.id, e.v FROM gj_fact f JOIN gj_empty e ON f.a = e.k');
 SELECT gj_diff('SELECT f.id, e.v FROM gj_fact f LEFT JOIN gj_empty e ON f.a = e.k');
@@ -308,6 +314,9 @@ SELECT gj_agg_diff('SELECT f.s, count(*), sum(f.b), min(f.id), max(f.id), avg(f.
 SELECT gj_agg_diff('SELECT count(*), count(f.c), sum(f.n) FROM gj_fact f JOIN gj_dim1 d ON f.a = d.k
   JOIN gj_dim2 d2 ON f.b = d2.k WHERE f.id % 5 <> 0');
 SELECT gj_agg_diff('SELECT f.c, count(*) FROM gj_fact f JOIN gj_dimt d ON f.c = d.c GROUP BY f.c');
+SELECT gj_agg_diff('SELECT f.s, count(*), sum(f.id) FROM gj_fact f JOIN gj_dups d ON f.s = d.k GROUP BY f.s');
+-- (an expression of an inner column as group key: not fused)
+SELECT gj_agg_diff('SELECT d.v % 7, count(*), sum(f.id) FROM gj_fact f JOIN gj_dups d ON f.s = d.k GROUP BY d.v % 7');
 -- left, semi, anti
 SELECT gj_agg_diff('SELECT f.s, count(*), sum(f.a) FROM gj_fact f LEFT JOIN gj_dim1 d ON f.a = d.k GROUP BY f.s');
 SELECT gj_agg_diff('SELECT f.dt, count(*) FROM gj_fact f WHERE EXISTS (SELECT 1 FROM gj_dim1 d WHERE d.k = f.a) GROUP BY f.dt');

@@ -1320,8 +1320,9 @@ set_group_heads(GpuJoinState *gjs)
 /*
  * GPU engine: send the tables to the device, where the build kernel
  * inserts the rows (empty slots and chains in the copy sent).  Tables over
- * gpuext.gpu_memory_limit, or a device that cannot take them, leave the
- * node on the CPU engine (gpuext.cpu_fallback = off raises the error).
+ * gpuext.gpu_memory_limit, or too large for the device or the DMA arena,
+ * leave the node on the CPU engine; a device error does too, unless
+ * gpuext.cpu_fallback = off (then it is raised).
  */
 static void
 upload_tables(GpuJoinState *gjs)
@@ -1331,6 +1332,9 @@ upload_tables(GpuJoinState *gjs)
 	int			status = GX_OK;
 	char		err[GX_ERRLEN];
 
+	/* (a batch describes its output in 32 bits: far beyond any DMA arena) */
+	if (gjs->table_bytes > PG_UINT32_MAX / 2)
+		gjs->over_limit = true;
 	if (!gjs->over_limit)
 	{
 		copy = MemoryContextAllocHuge(gjs->inner_cxt, gjs->table_bytes);
@@ -1355,7 +1359,9 @@ upload_tables(GpuJoinState *gjs)
 		gjs->pipe.task_id = gjs->gpu_task;
 		return;
 	}
-	if (!gjs->over_limit && gpuext_cpu_fallback == GPUEXT_FALLBACK_OFF)
+	/* too large for the device (or the arena) is a decision, not an error */
+	if (!gjs->over_limit && status != GX_ERR_OUT_OF_MEMORY &&
+		gpuext_cpu_fallback == GPUEXT_FALLBACK_OFF)
 		gx_report_failure(status, err);
 	if (gpuext_cpu_fallback == GPUEXT_FALLBACK_NOTICE)
 		ereport(NOTICE,
