@@ -164,3 +164,78 @@ gx_launch_join(const GxLaunch *l, cudaStream_t s)
 													(GxJoinTables *) l->task_dev);
 	return cudaGetLastError();
 }
+
+/*
+ * GpuAgg fused with a join (GX_REQ_AGG with arg2 naming the join tables'
+ * task): each tuple runs the program, probes every depth and updates its
+ * group in the global table once per joined row it makes (the inner group
+ * keys loaded per joined row), with the same per-row code as the CPU
+ * engine (gx_join_agg_tuple).  No block-private tables: a first version.
+ */
+__global__ void __launch_bounds__(JOIN_THREADS)
+join_agg_kernel(GxBatch *batch, const unsigned char *pages, const GxProgram *__restrict__ prog,
+				GxAggTable *t, GxJoinTables *ts)
+{
+	__shared__ uint4 page[GX_BLCKSZ / 16];
+	const GxAggSpec *aspec = (const GxAggSpec *) ((const char *) prog + ((prog->length + 15) & ~15u));
+	const GxJoinSpec *jspec = (const GxJoinSpec *) ((const char *) aspec +
+													((sizeof(GxAggSpec) + 15) & ~(size_t) 15));
+	const GxPageRef *refs = gx_batch_pages(batch);
+	uint32_t	npages = batch->npages;
+	GxDatum		regs[GX_MAX_REGS];
+	unsigned char keybuf[GX_AGG_MAX_KEYS * (8 + GX_KEY_TEXT_MAX)];
+	uint32_t	match[GX_JOIN_MAX_DEPTH];
+	uint64_t	my_rows = 0;
+
+	if (!gx_program_ok(prog, batch->program_len) || jspec->ndepths == 0 ||
+		jspec->ndepths > GX_JOIN_MAX_DEPTH || ts->ndepths != jspec->ndepths)
+	{
+		if (blockIdx.x == 0 && threadIdx.x == 0)
+			batch->kernel_error = GX_KERR_BAD_PROGRAM;
+		return;
+	}
+	for (uint32_t p = blockIdx.x; p < npages; p += gridDim.x)
+	{
+		GxPageRef	ref = refs[p];
+
+		gx_load_page(page, pages + (size_t) ref.buf_id * GX_BLCKSZ);
+		for (uint32_t off = threadIdx.x + 1; off <= ref.nline; off += blockDim.x)
+		{
+			int			rc = gx_join_agg_tuple(prog, aspec, jspec, t, ts,
+											   (const unsigned char *) page, &ref, off,
+											   regs, keybuf, match);
+
+			if (rc == GX_ROW_RECHECK)
+				t->recheck = 1;
+			else if (rc == GX_ROW_PASS)
+				my_rows++;
+		}
+		__syncthreads();		/* the page buffer is reused */
+	}
+	if (my_rows)
+		atomicAdd((unsigned long long *) &t->rows, (unsigned long long) my_rows);
+}
+
+/* Launch a fused join aggregation: program and both specs to device memory, then run. */
+cudaError_t
+gx_launch_join_agg(const GxLaunch *l, cudaStream_t s)
+{
+	const GxBatch *b = l->batch_host;
+	uint32_t	grid;
+	cudaError_t rc;
+
+	if (b->npages == 0)
+		return cudaSuccess;
+	if (l->scratch_bytes < b->program_len || l->task_dev == NULL || l->task2_dev == NULL)
+		return cudaErrorInvalidValue;
+	rc = cudaMemcpyAsync(l->scratch_dev, (const char *) b + b->program_offset,
+						 b->program_len, cudaMemcpyHostToDevice, s);
+	if (rc != cudaSuccess)
+		return rc;
+	grid = b->npages < 65535 ? b->npages : 65535;
+	join_agg_kernel<<<grid, JOIN_THREADS, 0, s>>>(l->batch_dev, l->pages_dev,
+												  (const GxProgram *) l->scratch_dev,
+												  (GxAggTable *) l->task_dev,
+												  (GxJoinTables *) l->task2_dev);
+	return cudaGetLastError();
+}

@@ -449,6 +449,7 @@ typedef struct JoinTaskArgs
 	const void *tables;
 	uint64		bytes;
 	uint64		rows;
+	uint32		near_task;
 } JoinTaskArgs;
 
 static void
@@ -458,6 +459,7 @@ fill_join_build(GxBatch *b, void *arg)
 
 	b->reserve_bytes = a->bytes;
 	b->arg = a->rows;
+	b->task_id = a->near_task;	/* build on that task's device */
 	b->out_len = a->bytes;
 	memcpy(gx_batch_out(b), a->tables, a->bytes);
 }
@@ -466,13 +468,15 @@ fill_join_build(GxBatch *b, void *arg)
  * Create a task holding GpuJoin hash tables (GX_REQ_JOIN_BUILD): the block
  * of every depth's table ('bytes', laid out by cuda/gx_join.h with 'rows'
  * inner rows in all) is copied to device memory and the rows are inserted
- * there.  Owned like gx_task_create's tasks.  Returns the task id, or 0
- * with *status and errmsg set.
+ * there, on the device of task 'near_task' when not 0.  Owned like
+ * gx_task_create's tasks.  Returns the task id, or 0 with *status and
+ * errmsg set.
  */
 uint32
-gx_join_task_create(const void *tables, uint64 bytes, uint64 rows, int *status, char *errmsg)
+gx_join_task_create(const void *tables, uint64 bytes, uint64 rows, uint32 near_task,
+					int *status, char *errmsg)
 {
-	JoinTaskArgs a = {tables, bytes, rows};
+	JoinTaskArgs a = {tables, bytes, rows, near_task};
 	GxRequest  *req;
 	uint32		id = 0;
 

@@ -1065,9 +1065,9 @@ gpuagg_begin(CustomScanState *node, EState *estate, int eflags)
 										 ALLOCSET_DEFAULT_SIZES);
 	gx_pipeline_init(&gas->pipe, node->ss.ss_currentRelation, estate->es_snapshot,
 					 GX_REQ_AGG, 0);
-	if (gas->fj)
+	if (gas->fj && !gx_gpujoin_kernels_enabled())
 	{
-		/* the GPU service has no fused join kernel yet: the CPU engine runs it */
+		/* the fused join kernel has not run on a GPU yet: the CPU engine runs it */
 		gx_engine_start_with_mode(&gas->pipe.engine, GPUEXT_DEVICE_CPU);
 		gas->pipe.depth = 1;
 	}
@@ -1364,6 +1364,13 @@ run_aggregation(GpuAggState *gas)
 		if (ok && gas->fj)
 		{
 			ok = gx_fused_join_build(gas->fj, &gas->join_table_id, &gas->fallback_reason);
+			/* on the GPU, the tables go to the device beside the group table */
+			if (ok && !gas->task_is_cpu)
+			{
+				gas->join_table_id = gx_fused_join_upload(gas->fj, gas->task_id,
+														  &gas->fallback_reason);
+				ok = gas->join_table_id != 0;
+			}
 			gas->pipe.batch_arg2 = gas->join_table_id;
 		}
 		ok = ok && aggregate_batches(gas);

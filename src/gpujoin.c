@@ -1318,6 +1318,30 @@ set_group_heads(GpuJoinState *gjs)
 }
 
 /*
+ * A copy of the tables as the device's build kernel wants them: rows, keys
+ * and values in place, slots and chains empty.  *rows: inner rows in all.
+ */
+static char *
+unbuilt_copy(GpuJoinState *gjs, uint64 *rows)
+{
+	char	   *copy = MemoryContextAllocHuge(gjs->inner_cxt, gjs->table_bytes);
+
+	memcpy(copy, gjs->tables, gjs->table_bytes);
+	*rows = 0;
+	for (int d = 0; d < gjs->ndepths; d++)
+	{
+		GxJoinTable *t = gx_join_table((GxJoinTables *) copy, d);
+		GxJoinRow  *r = gx_join_rows(t);
+
+		memset(gx_join_slots(t), 0, t->capacity * sizeof(uint32));
+		for (uint64 i = 0; i < t->nrows; i++)
+			r[i].next = 0;
+		*rows += t->nrows;
+	}
+	return copy;
+}
+
+/*
  * GPU engine: send the tables to the device, where the build kernel
  * inserts the rows (empty slots and chains in the copy sent).  Tables over
  * gpuext.gpu_memory_limit, or too large for the device or the DMA arena,
@@ -1337,19 +1361,8 @@ upload_tables(GpuJoinState *gjs)
 		gjs->over_limit = true;
 	if (!gjs->over_limit)
 	{
-		copy = MemoryContextAllocHuge(gjs->inner_cxt, gjs->table_bytes);
-		memcpy(copy, gjs->tables, gjs->table_bytes);
-		for (int d = 0; d < gjs->ndepths; d++)
-		{
-			GxJoinTable *t = gx_join_table((GxJoinTables *) copy, d);
-			GxJoinRow  *r = gx_join_rows(t);
-
-			memset(gx_join_slots(t), 0, t->capacity * sizeof(uint32));
-			for (uint64 i = 0; i < t->nrows; i++)
-				r[i].next = 0;
-			rows += t->nrows;
-		}
-		gjs->gpu_task = gx_join_task_create(copy, gjs->table_bytes, rows, &status, err);
+		copy = unbuilt_copy(gjs, &rows);
+		gjs->gpu_task = gx_join_task_create(copy, gjs->table_bytes, rows, 0, &status, err);
 		pfree(copy);
 	}
 	else
@@ -2430,6 +2443,45 @@ gx_fused_join_build(GxFusedJoin *fj, uint32 *table_id, const char **why)
 		}
 	}
 	return true;
+}
+
+/*
+ * GPU: send the built tables to the device beside task 'near_task' (the
+ * aggregation's group table).  Returns the join tables' task id, or 0 with
+ * *why (the aggregation then runs PostgreSQL's plan).
+ */
+uint32
+gx_fused_join_upload(GxFusedJoin *fj, uint32 near_task, const char **why)
+{
+	GpuJoinState *gjs = &fj->gjs;
+	uint64		rows;
+	uint64		limit = (uint64) gpuext_gpu_memory_limit_mb * 1024 * 1024;
+	int			status;
+	char		err[GX_ERRLEN];
+	char	   *copy;
+
+	if ((limit > 0 && gjs->table_bytes > limit) || gjs->table_bytes > PG_UINT32_MAX / 2)
+	{
+		*why = "the inner hash tables exceed gpuext.gpu_memory_limit";
+		return 0;
+	}
+	copy = unbuilt_copy(gjs, &rows);
+	gjs->gpu_task = gx_join_task_create(copy, gjs->table_bytes, rows, near_task, &status, err);
+	pfree(copy);
+	if (gjs->gpu_task == 0)
+	{
+		if (status != GX_ERR_OUT_OF_MEMORY && gpuext_cpu_fallback == GPUEXT_FALLBACK_OFF)
+			gx_report_failure(status, err);
+		*why = pstrdup(err);
+	}
+	return gjs->gpu_task;
+}
+
+/* Does gpuext.gpujoin_kernels let joins run on the GPU? */
+bool
+gx_gpujoin_kernels_enabled(void)
+{
+	return gpujoin_kernels;
 }
 
 /* The value class of inner group key p. */

@@ -63,6 +63,7 @@ typedef struct Inflight
 	uint64		scratch_bytes;
 	uint64		bytes_read;
 	ServiceTask *task;			/* the task it works on, if any */
+	ServiceTask *task2;			/* a second one (join tables of a fused aggregation) */
 	bool		abort_sent;
 } Inflight;
 
@@ -240,12 +241,14 @@ static void
 end_task_use(Inflight *f)
 {
 	ServiceTask *t = f->task;
+	ServiceTask *t2 = f->task2;
 
-	if (t == NULL)
-		return;
 	f->task = NULL;
-	if (--t->inflight == 0 && t->destroy_pending)
+	f->task2 = NULL;
+	if (t != NULL && --t->inflight == 0 && t->destroy_pending)
 		free_task(t);
+	if (t2 != NULL && --t2->inflight == 0 && t2->destroy_pending)
+		free_task(t2);
 }
 
 /* Free the tasks whose owner process is gone (it crashed or exited). */
@@ -291,6 +294,14 @@ start_task_request(uint32 slot_index, GxSlot *s, GxBatch *b, ServiceTask **task_
 		{
 			finish_request(slot_index, GX_ERR_OUT_OF_MEMORY, "too many GPU tasks", 0);
 			return true;
+		}
+		/* join tables for a fused aggregation go beside its group table */
+		if (s->kind == GX_REQ_JOIN_BUILD && b->task_id != 0)
+		{
+			ServiceTask *near = find_task(b->task_id);
+
+			if (near != NULL && near->mem != NULL)
+				*dev_out = near->device;
 		}
 		*task_out = t;			/* filled in once its memory is reserved */
 		return false;
@@ -475,6 +486,21 @@ start_request(uint32 slot_index)
 		task->inflight++;
 		f->task = task;
 	}
+	/* an aggregation fused with a join also reads the join's tables (arg2) */
+	if (s->kind == GX_REQ_AGG && b->arg2 != 0)
+	{
+		ServiceTask *t2 = find_task((uint32) b->arg2);
+
+		if (t2 == NULL || t2->destroy_pending || t2->mem == NULL || t2->device != dev)
+		{
+			release_scratch(f);
+			end_task_use(f);
+			finish_request(slot_index, GX_ERR_BAD_REQUEST, "no such GPU task for the join tables", 0);
+			return;
+		}
+		t2->inflight++;
+		f->task2 = t2;
+	}
 
 	memset(&l, 0, sizeof(l));
 	l.kind = s->kind;
@@ -485,6 +511,7 @@ start_request(uint32 slot_index)
 	l.scratch_dev = f->scratch;
 	l.scratch_bytes = f->scratch_bytes;
 	l.task_dev = task ? task->mem : NULL;
+	l.task2_dev = f->task2 ? f->task2->mem : NULL;
 	if (s->kind == GX_REQ_TASK_CREATE || s->kind == GX_REQ_JOIN_BUILD)
 	{
 		l.scratch_dev = task->mem;
