@@ -351,6 +351,13 @@ SELECT gj_agg_diff('SELECT d.bp, d.c, count(*) FROM gj_fact f JOIN gj_dimt d ON 
 SELECT gj_agg_diff('SELECT d.n, count(*), sum(f.n) FROM gj_fact f JOIN gj_dimn d ON f.n = d.n
   WHERE d.n IN (0.25, 2.5, 5) GROUP BY d.n');
 SELECT gj_agg_diff('SELECT d.label, count(*) FROM gj_fact f JOIN gj_dimn d ON f.a = d.n GROUP BY d.label');
+-- aggregate inputs from inner relations too (NULL for unmatched left rows)
+SELECT gj_agg_diff('SELECT f.s, sum(d.v), avg(d.v), count(d.c), min(d.v), max(d.k) FROM gj_fact f
+  JOIN gj_dim2 d ON f.b = d.k GROUP BY f.s');
+SELECT gj_agg_diff('SELECT d1.name, sum(d2.v), count(d2.c), count(*) FROM gj_fact f JOIN gj_dim1 d1 ON f.a = d1.k
+  LEFT JOIN gj_dim2 d2 ON f.b = d2.k GROUP BY d1.name');
+SELECT gj_agg_diff('SELECT sum(d.n), count(*) FROM gj_fact f JOIN gj_dimn d ON f.n = d.n WHERE d.n IN (0.25, 2.5, 1.25)');
+SELECT gj_agg_diff('SELECT d.f, avg(d.y), count(*) FROM gj_fact f JOIN gj_dimf d ON f.x = d.f GROUP BY d.f');
 -- a key over columns of two relations: not fused (the join still is a GpuJoin)
 SELECT gj_agg_diff('SELECT d.k + f.s, count(*) FROM gj_fact f JOIN gj_dim1 d ON f.a = d.k GROUP BY d.k + f.s');
 -- rescans and generic plans

@@ -205,7 +205,8 @@ typedef struct GpuAggState
 	PlanState  *fallback;
 	const char *fallback_reason;
 	GxFusedJoin *fj;			/* fused GpuJoin, or NULL */
-	List	   *inner_key_idx;	/* group keys loaded from its inner rows */
+	List	   *inner_key_idx;	/* program expressions loaded from its inner rows
+								 * (positions in program_exprs) */
 	uint32		join_table_id;
 	uint64		rows_aggregated;
 	double		agg_ms;			/* wall time feeding batches */
@@ -461,7 +462,9 @@ gpuagg_add_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo *input_r
 	List	   *host_quals;
 	RelOptInfo *scan_rel = input_rel;	/* the scanned table */
 	Path	   *join_path = NULL;	/* a GpuJoin to fuse */
-	List	   *inner_key_idx = NIL;	/* group keys from its inner relations */
+	List	   *inner_key_idx = NIL;	/* program expressions (group keys,
+										 * aggregate inputs) from its inner
+										 * relations: their positions */
 	List	   *join_quals = NIL;
 	List	   *join_inner_paths = NIL;
 	Cost		join_cost = 0;
@@ -539,28 +542,23 @@ gpuagg_add_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo *input_r
 	 * relation: stored with the inner rows, loaded for each joined row.  The
 	 * program computes everything else (from the scanned table).
 	 */
+	exprs = program_exprs(key_exprs, aggrefs);
 	if (join_path != NULL)
 	{
-		List	   *program_keys = NIL;
-		int			k = 0;
+		int			i = 0;
 
-		foreach(lc, key_exprs)
+		foreach(lc, exprs)
 		{
 			if (gx_gpujoin_inner_key_class(join_path, lfirst(lc)) > 0)
 			{
-				inner_key_idx = lappend_int(inner_key_idx, k);
-				program_keys = lappend(program_keys, makeBoolConst(true, false));
+				inner_key_idx = lappend_int(inner_key_idx, i);
+				lfirst(lc) = makeBoolConst(true, false);
 			}
-			else
-				program_keys = lappend(program_keys, lfirst(lc));
-			k++;
+			i++;
 		}
 		if (list_length(inner_key_idx) > GX_JOIN_MAX_PAYLOAD)
 			return;
-		exprs = program_exprs(program_keys, aggrefs);
 	}
-	else
-		exprs = program_exprs(key_exprs, aggrefs);
 	types = palloc0(sizeof(int) * (list_length(exprs) + 1));
 	rel = table_open(rte->relid, NoLock);
 	tupdesc = RelationGetDescr(rel);
@@ -569,9 +567,14 @@ gpuagg_add_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo *input_r
 	table_close(rel, NoLock);
 	if (!ok)
 		return;
-	foreach(lc, inner_key_idx)
-		types[lfirst_int(lc)] = gx_gpujoin_inner_key_class(join_path,
-														   list_nth(key_exprs, lfirst_int(lc)));
+	if (inner_key_idx != NIL)
+	{
+		List	   *orig = program_exprs(key_exprs, aggrefs);
+
+		foreach(lc, inner_key_idx)
+			types[lfirst_int(lc)] = gx_gpujoin_inner_key_class(join_path,
+															   list_nth(orig, lfirst_int(lc)));
+	}
 	for (int k = 0; k < list_length(key_exprs); k++)
 	{
 		Node	   *key = list_nth(key_exprs, k);
@@ -727,10 +730,11 @@ gpuagg_plan(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 	if (list_length(best_path->custom_private) > 6)
 	{
 		List	   *idx = list_nth(best_path->custom_private, 7);
+		List	   *all = program_exprs(key_exprs, aggrefs);
 		List	   *inner_keys = NIL;
 
 		foreach(lc, idx)
-			inner_keys = lappend(inner_keys, list_nth(key_exprs, lfirst_int(lc)));
+			inner_keys = lappend(inner_keys, list_nth(all, lfirst_int(lc)));
 		cscan->custom_private = lappend(cscan->custom_private,
 										gx_gpujoin_fused_plan(list_nth(best_path->custom_private, 6),
 															  list_copy_tail(custom_plans, 1),
@@ -785,16 +789,16 @@ gpuagg_create_state(CustomScan *cscan)
 	return (Node *) gas;
 }
 
-/* The group keys the program computes: inner ones are placeholders. */
+/* The expressions the program computes: those from inner rows are placeholders. */
 static List *
-program_keys(GpuAggState *gas)
+device_program_exprs(GpuAggState *gas)
 {
-	List	   *keys = list_copy(gas->key_exprs);
+	List	   *exprs = program_exprs(gas->key_exprs, gas->aggrefs);
 	ListCell   *lc;
 
 	foreach(lc, gas->inner_key_idx)
-		list_nth_cell(keys, lfirst_int(lc))->ptr_value = makeBoolConst(true, false);
-	return keys;
+		list_nth_cell(exprs, lfirst_int(lc))->ptr_value = makeBoolConst(true, false);
+	return exprs;
 }
 
 /* Static scale of a numeric expression, or -1 when unknown. */
@@ -855,7 +859,7 @@ static bool
 build_agg_program(GpuAggState *gas)
 {
 	ScanState  *ss = &gas->css.ss;
-	List	   *exprs = program_exprs(program_keys(gas), gas->aggrefs);
+	List	   *exprs = device_program_exprs(gas);
 	int			nagg_exprs = list_length(exprs);
 	int			nexprs;
 	int		   *regs;
@@ -909,7 +913,7 @@ build_agg_program(GpuAggState *gas)
 				r++;
 			if (r >= GX_MAX_REGS)
 			{
-				gas->fallback_reason = "not enough device registers for the inner group keys";
+				gas->fallback_reason = "not enough device registers for the inner columns";
 				return false;
 			}
 			types[lfirst_int(lc)] = gx_fused_join_payload_type(gas->fj, p);
