@@ -192,6 +192,9 @@ SELECT gj_diff('SELECT f.id, e.v FROM gj_fact f JOIN gj_empty e ON f.a = e.k');
 SELECT gj_diff('SELECT f.id, e.v FROM gj_fact f LEFT JOIN gj_empty e ON f.a = e.k');
 SELECT gj_diff('SELECT f.id FROM gj_fact f WHERE NOT EXISTS (SELECT 1 FROM gj_empty e WHERE e.k = f.a)');
 SELECT gj_diff('SELECT f.id, d.name FROM gj_fact f JOIN gj_dim1 d ON f.a = d.k WHERE f.id < 0');
+-- an empty scanned table: the inner plans do not run (nor raise their errors), as in PostgreSQL
+SELECT * FROM gj_plan('SELECT e.v, x.z FROM gj_empty e JOIN (SELECT k, 1 / (k - k) AS z FROM gj_dim1 OFFSET 0) x ON e.k = x.k');
+SELECT gj_diff('SELECT e.v, x.z FROM gj_empty e JOIN (SELECT k, 1 / (k - k) AS z FROM gj_dim1 OFFSET 0) x ON e.k = x.k');
 -- an inner side that is itself a join, an aggregate, a subquery
 SELECT gj_diff('SELECT f.id, x.name, x.v FROM gj_fact f
   JOIN (SELECT d1.k, d1.name, d2.v FROM gj_dim1 d1 JOIN gj_dim2 d2 ON d1.k = d2.v) x ON f.a = x.k');

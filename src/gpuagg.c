@@ -1367,7 +1367,8 @@ run_aggregation(GpuAggState *gas)
 		ok = ok && create_table(gas);
 		if (ok && gas->fj)
 		{
-			ok = gx_fused_join_build(gas->fj, &gas->join_table_id, &gas->fallback_reason);
+			ok = gx_fused_join_build(gas->fj, gas->css.ss.ss_currentRelation,
+									 &gas->join_table_id, &gas->fallback_reason);
 			/* on the GPU, the tables go to the device beside the group table */
 			if (ok && !gas->task_is_cpu)
 			{

@@ -176,6 +176,7 @@ typedef struct GpuJoinState
 	uint32		gpu_task;		/* the same tables in device memory, or 0 */
 	uint64		table_bytes;
 	bool		over_limit;		/* tables exceed gpuext.gpu_memory_limit */
+	bool		outer_empty;	/* the scanned relation has no pages */
 
 	GxPipeline	pipe;
 	bool		pipe_started;
@@ -1439,7 +1440,11 @@ build_inner(GpuJoinState *gjs)
 		jd->stored_in_slot = NULL_ROW;
 		ExecClearTuple(jd->slot);
 
-		for (;;)
+		/*
+		 * With no outer rows there is nothing to join: like PostgreSQL's hash
+		 * join, do not run the inner plans (nor raise their errors).
+		 */
+		for (; !gjs->outer_empty;)
 		{
 			TupleTableSlot *slot;
 			Datum		vals[GX_JOIN_MAX_KEYS];
@@ -1963,7 +1968,10 @@ gpujoin_next(ScanState *ss)
 		}
 		finish_current(gjs);
 		if (!gjs->inner_built)
+		{
+			gjs->outer_empty = RelationGetNumberOfBlocks(ss->ss_currentRelation) == 0;
 			build_inner(gjs);
+		}
 		if (!gjs->program_built)
 			build_program(gjs);
 		gjs->cur = gx_pipeline_next(&gjs->pipe);
@@ -2418,16 +2426,20 @@ gx_fused_join_spec(GxFusedJoin *fj, const int *regs, const int *payload_regs, Gx
 }
 
 /*
- * Run the inner plans and build the tables (once per scan); false (with
- * *why) when the device cannot join exactly: an inner key it cannot hold.
+ * Run the inner plans and build the tables (once per scan; not when the
+ * scanned relation 'outer' is empty); false (with *why) when the device
+ * cannot join exactly: an inner key it cannot hold.
  */
 bool
-gx_fused_join_build(GxFusedJoin *fj, uint32 *table_id, const char **why)
+gx_fused_join_build(GxFusedJoin *fj, Relation outer, uint32 *table_id, const char **why)
 {
 	GpuJoinState *gjs = &fj->gjs;
 
 	if (!gjs->inner_built)
+	{
+		gjs->outer_empty = RelationGetNumberOfBlocks(outer) == 0;
 		build_inner(gjs);
+	}
 	*table_id = gjs->table_id;
 	for (int d = 0; d < gjs->ndepths; d++)
 	{

@@ -14,6 +14,7 @@
 #include "commands/explain.h"
 #include "nodes/execnodes.h"
 #include "nodes/pathnodes.h"
+#include "utils/relcache.h"
 
 #include "gx_join.h"
 
@@ -35,7 +36,8 @@ extern void gx_fused_join_spec(GxFusedJoin *fj, const int *regs, const int *payl
 extern int	gx_fused_join_payload_type(GxFusedJoin *fj, int p);
 extern uint32 gx_fused_join_upload(GxFusedJoin *fj, uint32 near_task, const char **why);
 extern bool gx_gpujoin_kernels_enabled(void);
-extern bool gx_fused_join_build(GxFusedJoin *fj, uint32 *table_id, const char **why);
+extern bool gx_fused_join_build(GxFusedJoin *fj, Relation outer, uint32 *table_id,
+								const char **why);
 extern void gx_fused_join_reset(GxFusedJoin *fj);
 extern void gx_fused_join_end(GxFusedJoin *fj);
 extern void gx_fused_join_explain(GxFusedJoin *fj, List *context, ExplainState *es);
