@@ -44,6 +44,7 @@
 #include "commands/explain.h"
 #include "executor/executor.h"
 #include "executor/nodeCustom.h"
+#include "executor/nodeHash.h"
 #include "miscadmin.h"
 #include "nodes/extensible.h"
 #include "nodes/makefuncs.h"
@@ -690,6 +691,14 @@ make_gpujoin_path(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
 	/* inner sides too large for the device only when forced */
 	if (gpuext_gpu_memory_limit_mb > 0 && !gpuext_force_offload &&
 		estimate_table_bytes(gp) > (double) gpuext_gpu_memory_limit_mb * 1024 * 1024)
+		return NULL;
+
+	/*
+	 * The inner rows are held in backend memory whole (no batching): much
+	 * beyond what PostgreSQL's hash join may use, leave it to PostgreSQL.
+	 */
+	if (!gpuext_force_offload &&
+		estimate_table_bytes(gp) > 8.0 * (double) get_hash_memory_limit())
 		return NULL;
 
 	gp->cpath.path.type = T_CustomPath;
@@ -1594,6 +1603,19 @@ build_inner(GpuJoinState *gjs)
 					elog(ERROR, "gpuext: GpuJoin hash table overflow");
 			off += TYPEALIGN(64, table_bytes[d]);
 		}
+	}
+	/* the temporaries of the build */
+	for (int d = 0; d < gjs->ndepths; d++)
+	{
+		if (words[d])
+			pfree(words[d]);
+		if (hashes[d])
+			pfree(hashes[d]);
+		if (rownw[d])
+			pfree(rownw[d]);
+		if (values[d])
+			pfree(values[d]);
+		pfree(texts[d].data);
 	}
 	MemoryContextSwitchTo(old);
 	gjs->table_bytes = total;
