@@ -2169,8 +2169,13 @@ gpujoin_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 	explain_depths(gjs, context, rtoffset, true, es);
 	if (!gjs->pipe_started)
 	{
+		const char *why;
+
+		/* the engine the node would start with */
 		if (!gpuext_regression_test_mode)
-			ExplainPropertyText("Engine", "CPU engine", es);
+			ExplainPropertyText("Engine",
+								gpujoin_kernels && gpuext_device_mode != GPUEXT_DEVICE_CPU &&
+								gx_service_has_gpu(&why) ? "GPU" : "CPU engine", es);
 		return;
 	}
 	if (es->verbose && gjs->program)
