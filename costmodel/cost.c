@@ -194,3 +194,34 @@ gx_cost_agg(double rows, double groups, uint32 entry_size, bool gpu)
 	us += groups * gx_host_group_us;
 	return us / gx_cost_unit_us;
 }
+
+/*
+ * Cost of a hash join's own work beyond the outer scan (GpuJoin): building
+ * the inner hash tables (host work per inner row to store and encode it,
+ * then the upload and build on the device, or the build on the CPU
+ * engine) is startup; probing costs per outer row and depth (a scattered
+ * read of the table per probe on the device, about eight instructions on
+ * the CPU engine); every joined row is then formed on the host.
+ */
+void
+gx_cost_join(const GxJoinCostInput *in, Cost *startup, Cost *run)
+{
+	double		workers = in->parallel_workers > 0 ? in->parallel_workers : 1;
+	/* each inner row: copied, its keys evaluated by PostgreSQL and encoded */
+	double		build_us = in->inner_rows * 4.0 * gx_host_tuple_us;
+	double		probe_us;
+
+	if (in->gpu)
+	{
+		build_us += gx_gpu_setup_us + in->table_bytes / (gx_link_copy_gbps * 1e3) +
+			in->inner_rows * gx_device_gather_ns / 1e3;
+		probe_us = in->outer_rows * in->depths * 4.0 * gx_device_gather_ns / 1e3;
+	}
+	else
+	{
+		build_us += in->inner_rows * 8.0 * gx_cpu_engine_row_ns / 1e3;
+		probe_us = in->outer_rows * in->depths * 8.0 * gx_cpu_engine_row_ns / 1e3 / workers;
+	}
+	*startup = us_to_cost(build_us);
+	*run = us_to_cost(probe_us + in->rows_out * gx_host_tuple_us / workers);
+}

@@ -62,4 +62,18 @@ typedef struct GxScanCostInput
 extern void gx_cost_scan(const GxScanCostInput *in, Cost *startup, Cost *total);
 extern Cost gx_cost_agg(double rows, double groups, uint32 entry_size, bool gpu);
 
+/* inputs of a hash join's costing (GpuJoin), beyond its outer scan */
+typedef struct GxJoinCostInput
+{
+	double		inner_rows;		/* rows of every inner relation */
+	double		table_bytes;	/* bytes of the hash tables */
+	double		outer_rows;		/* outer rows that probe */
+	double		depths;			/* inner relations probed by each row */
+	double		rows_out;		/* joined rows formed on the host */
+	int			parallel_workers;	/* 0 for a serial path */
+	bool		gpu;
+} GxJoinCostInput;
+
+extern void gx_cost_join(const GxJoinCostInput *in, Cost *startup, Cost *run);
+
 #endif							/* GPUEXT_COST_H */

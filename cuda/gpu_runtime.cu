@@ -273,9 +273,16 @@ launch_kind(const GxLaunch *l, cudaStream_t s)
 		case GX_REQ_TASK_CREATE:
 			return gx_launch_task_create(l, s);
 		case GX_REQ_AGG:
+			/* arg2: the join tables of an aggregation fused with a join */
+			if (l->batch_host->arg2 != 0)
+				return gx_launch_join_agg(l, s);
 			return gx_launch_agg(l, s);
 		case GX_REQ_TASK_FETCH:
 			return gx_launch_task_fetch(l, s);
+		case GX_REQ_JOIN_BUILD:
+			return gx_launch_join_build(l, s);
+		case GX_REQ_JOIN:
+			return gx_launch_join(l, s);
 		default:
 			return cudaErrorInvalidValue;
 	}

@@ -72,6 +72,8 @@ typedef enum GxRequestKind
 	GX_REQ_TASK_FETCH,			/* copy a task's groups to the arena */
 	GX_REQ_TASK_DESTROY,		/* free a task */
 	GX_REQ_CALIBRATE,			/* measure the link and the device */
+	GX_REQ_JOIN_BUILD,			/* upload inner keys, build join hash tables (task) */
+	GX_REQ_JOIN,				/* probe a task's join tables with a batch */
 	GX_REQ_KIND_MAX
 } GxRequestKind;
 

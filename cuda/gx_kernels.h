@@ -22,5 +22,8 @@ extern cudaError_t gx_launch_scan(const GxLaunch *l, cudaStream_t s);
 extern cudaError_t gx_launch_task_create(const GxLaunch *l, cudaStream_t s);
 extern cudaError_t gx_launch_agg(const GxLaunch *l, cudaStream_t s);
 extern cudaError_t gx_launch_task_fetch(const GxLaunch *l, cudaStream_t s);
+extern cudaError_t gx_launch_join_build(const GxLaunch *l, cudaStream_t s);
+extern cudaError_t gx_launch_join(const GxLaunch *l, cudaStream_t s);
+extern cudaError_t gx_launch_join_agg(const GxLaunch *l, cudaStream_t s);
 
 #endif							/* GX_KERNELS_H */

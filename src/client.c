@@ -444,6 +444,63 @@ gx_task_create(uint64 bytes, uint64 capacity, uint64 max_groups, int *status, ch
 	return id;
 }
 
+typedef struct JoinTaskArgs
+{
+	const void *tables;
+	uint64		bytes;
+	uint64		rows;
+	uint32		near_task;
+} JoinTaskArgs;
+
+static void
+fill_join_build(GxBatch *b, void *arg)
+{
+	JoinTaskArgs *a = arg;
+
+	b->reserve_bytes = a->bytes;
+	b->arg = a->rows;
+	b->task_id = a->near_task;	/* build on that task's device */
+	b->out_len = a->bytes;
+	memcpy(gx_batch_out(b), a->tables, a->bytes);
+}
+
+/*
+ * Create a task holding GpuJoin hash tables (GX_REQ_JOIN_BUILD): the block
+ * of every depth's table ('bytes', laid out by cuda/gx_join.h with 'rows'
+ * inner rows in all) is copied to device memory and the rows are inserted
+ * there, on the device of task 'near_task' when not 0.  Owned like
+ * gx_task_create's tasks.  Returns the task id, or 0 with *status and
+ * errmsg set.
+ */
+uint32
+gx_join_task_create(const void *tables, uint64 bytes, uint64 rows, uint32 near_task,
+					int *status, char *errmsg)
+{
+	JoinTaskArgs a = {tables, bytes, rows, near_task};
+	GxRequest  *req;
+	uint32		id = 0;
+
+	*status = run_request(TYPEALIGN(16, sizeof(GxBatch)) + bytes, GX_REQ_JOIN_BUILD,
+						  fill_join_build, &a, false, &req);
+	if (*status == GX_OK && req->batch->kernel_error != GX_KERR_NONE)
+		*status = GX_ERR_DEVICE;
+	if (*status == GX_OK)
+	{
+		GxOwnedTask *t = MemoryContextAllocZero(TopMemoryContext, sizeof(GxOwnedTask));
+
+		id = (uint32) req->batch->result;
+		t->task_id = id;
+		t->owner = CurrentResourceOwner;
+		dlist_push_tail(&my_tasks, &t->node);
+	}
+	else
+		strlcpy(errmsg, req ? (req->errmsg[0] ? req->errmsg : "the join build kernel failed") :
+				"no room in the gpuext DMA arena", GX_ERRLEN);
+	if (req)
+		gx_request_destroy(req);
+	return id;
+}
+
 static void
 fill_task_id(GxBatch *b, void *arg)
 {

@@ -22,6 +22,7 @@
 #include "utils/timestamp.h"
 
 #include "gx_agg.h"
+#include "gx_join.h"
 
 
 /* The page of a page reference, in shared buffers. */
@@ -132,6 +133,9 @@ cpu_agg(GxBatch *batch)
 	const GxProgram *prog = (const GxProgram *) ((const char *) batch + batch->program_offset);
 	const GxAggSpec *spec = (const GxAggSpec *) ((const char *) prog + TYPEALIGN(16, prog->length));
 	GxAggTable *table = NULL;
+	GxJoinTables *jtables = NULL;
+	const GxJoinSpec *jspec = NULL;
+	uint32		match[GX_JOIN_MAX_DEPTH];
 	GxDatum		regs[GX_MAX_REGS];
 	unsigned char keybuf[GX_AGG_MAX_KEYS * (8 + GX_KEY_TEXT_MAX)];
 
@@ -139,18 +143,73 @@ cpu_agg(GxBatch *batch)
 		table = cpu_tables[batch->task_id - 1];
 	if (table == NULL || !gx_program_ok(prog, batch->program_len))
 		elog(ERROR, "gpuext: malformed aggregation batch");
+	/* fused with a join: arg2 names the join tables, their spec follows ours */
+	if (batch->arg2 != 0)
+	{
+		if (batch->arg2 <= CPU_MAX_TABLES)
+			jtables = (GxJoinTables *) cpu_tables[batch->arg2 - 1];
+		jspec = (const GxJoinSpec *) ((const char *) spec + TYPEALIGN(16, sizeof(GxAggSpec)));
+		if (jtables == NULL || jspec->ndepths == 0 || jspec->ndepths > GX_JOIN_MAX_DEPTH ||
+			jtables->ndepths != jspec->ndepths)
+			elog(ERROR, "gpuext: malformed join aggregation batch");
+	}
 	for (uint32 p = 0; p < batch->npages; p++)
 	{
 		const unsigned char *page = page_of(&refs[p]);
 
 		for (uint32 off = 1; off <= refs[p].nline; off++)
 		{
-			int			rc = gx_agg_tuple(prog, spec, table, page, &refs[p], off, regs, keybuf);
+			int			rc = jtables ?
+				gx_join_agg_tuple(prog, spec, jspec, table, jtables, page, &refs[p], off,
+								  regs, keybuf, match) :
+				gx_agg_tuple(prog, spec, table, page, &refs[p], off, regs, keybuf);
 
 			if (rc == GX_ROW_PASS)
 				table->rows++;
 			else if (rc == GX_ROW_RECHECK)
 				table->recheck = 1;
+		}
+		if ((p & 63) == 63)
+			CHECK_FOR_INTERRUPTS();
+	}
+}
+
+/*
+ * GX_REQ_JOIN: run the program over every tuple of the batch and probe the
+ * join tables registered under the batch's task id (built by the host with
+ * gx_join_insert, the kernel's own insert step).
+ */
+static void
+cpu_join(GxBatch *batch)
+{
+	const GxPageRef *refs = gx_batch_pages(batch);
+	const GxProgram *prog = (const GxProgram *) ((const char *) batch + batch->program_offset);
+	const GxJoinSpec *spec = (const GxJoinSpec *) ((const char *) prog + TYPEALIGN(16, prog->length));
+	GxJoinTables *tables = NULL;
+	uint32		stride = gx_join_out_per_page(spec->ndepths);
+	GxDatum		regs[GX_MAX_REGS];
+
+	if (batch->task_id >= 1 && batch->task_id <= CPU_MAX_TABLES)
+		tables = (GxJoinTables *) cpu_tables[batch->task_id - 1];
+	if (tables == NULL || !gx_program_ok(prog, batch->program_len) ||
+		spec->ndepths == 0 || spec->ndepths > GX_JOIN_MAX_DEPTH ||
+		tables->ndepths != spec->ndepths)
+		elog(ERROR, "gpuext: malformed join batch");
+	for (uint32 p = 0; p < batch->npages; p++)
+	{
+		const unsigned char *page = page_of(&refs[p]);
+		GxJoinPageOut *out = (GxJoinPageOut *) ((char *) gx_batch_out(batch) + (Size) p * stride);
+
+		memset(out, 0, sizeof(*out));
+		for (uint32 off = 1; off <= refs[p].nline; off++)
+		{
+			uint32	   *match = gx_join_matches(out, spec->ndepths, off);
+			int			rc = gx_join_tuple(prog, spec, tables, page, &refs[p], off, regs, match);
+
+			if (rc == GX_ROW_PASS)
+				gx_bitmap_set(out->pass, off);
+			else if (rc == GX_ROW_RECHECK)
+				gx_bitmap_set(out->recheck, off);
 		}
 		if ((p & 63) == 63)
 			CHECK_FOR_INTERRUPTS();
@@ -177,6 +236,9 @@ gx_cpu_run_batch(GxBatch *batch)
 			break;
 		case GX_REQ_AGG:
 			cpu_agg(batch);
+			break;
+		case GX_REQ_JOIN:
+			cpu_join(batch);
 			break;
 		default:
 			elog(ERROR, "gpuext: unknown batch kind %u", batch->kind);

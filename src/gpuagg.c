@@ -64,6 +64,7 @@
 #include "codegen.h"
 #include "cost.h"
 #include "gpuagg.h"
+#include "gpujoin.h"
 #include "gpuscan.h"
 #include "gx_agg.h"
 #include "pipeline.h"
@@ -207,6 +208,10 @@ typedef struct GpuAggState
 	bool		empty_group;	/* no GROUP BY and no rows: one initial group */
 	PlanState  *fallback;
 	const char *fallback_reason;
+	GxFusedJoin *fj;			/* fused GpuJoin, or NULL */
+	List	   *inner_key_idx;	/* program expressions loaded from its inner rows
+								 * (positions in program_exprs) */
+	uint32		join_table_id;
 	uint64		rows_aggregated;
 	double		agg_ms;			/* wall time feeding batches */
 	double		fetch_ms;		/* wall time fetching the groups */
@@ -459,6 +464,14 @@ gpuagg_add_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo *input_r
 	QualCost	having_cost;
 	List	   *device_quals;
 	List	   *host_quals;
+	RelOptInfo *scan_rel = input_rel;	/* the scanned table */
+	Path	   *join_path = NULL;	/* a GpuJoin to fuse */
+	List	   *inner_key_idx = NIL;	/* program expressions (group keys,
+										 * aggregate inputs) from its inner
+										 * relations: their positions */
+	List	   *join_quals = NIL;
+	List	   *join_inner_paths = NIL;
+	Cost		join_cost = 0;
 
 	if (prev_create_upper_paths_hook)
 		prev_create_upper_paths_hook(root, stage, input_rel, output_rel, extra);
@@ -466,12 +479,24 @@ gpuagg_add_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo *input_r
 	if (stage != UPPERREL_GROUP_AGG || !gpuext_enabled || !gpuext_enable_gpuagg)
 		return;
 	gx_cost_refresh();
-	if (input_rel->reloptkind != RELOPT_BASEREL || parse->groupingSets || gd == NULL ||
-		gd->patype != PARTITIONWISE_AGGREGATE_NONE)
+	if (parse->groupingSets || gd == NULL || gd->patype != PARTITIONWISE_AGGREGATE_NONE)
 		return;
 	if (!parse->hasAggs && parse->groupClause == NIL)
 		return;
-	rte = planner_rt_fetch(input_rel->relid, root);
+	/* over a join: a GpuJoin of the table whose quals all run on the device */
+	if (input_rel->reloptkind == RELOPT_JOINREL && gpuext_enable_gpujoin)
+	{
+		Index		fact_relid;
+
+		join_path = gx_gpujoin_fusable(input_rel, &fact_relid, &join_quals, &join_inner_paths,
+									   &join_cost);
+		if (join_path == NULL)
+			return;
+		scan_rel = find_base_rel(root, fact_relid);
+	}
+	else if (input_rel->reloptkind != RELOPT_BASEREL)
+		return;
+	rte = planner_rt_fetch(scan_rel->relid, root);
 	if (rte->rtekind != RTE_RELATION || rte->inh || rte->tablesample ||
 		(rte->relkind != RELKIND_RELATION && rte->relkind != RELKIND_MATVIEW))
 		return;
@@ -482,8 +507,10 @@ gpuagg_add_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo *input_r
 		return;
 
 	/* every scan qual must run on the device: rows are aggregated there */
-	if (!gx_split_scan_quals(root, input_rel, rte, input_rel->baserestrictinfo,
-							 &device_quals, &host_quals) || host_quals != NIL)
+	if (join_path != NULL)
+		device_quals = join_quals;
+	else if (!gx_split_scan_quals(root, input_rel, rte, input_rel->baserestrictinfo,
+								  &device_quals, &host_quals) || host_quals != NIL)
 		return;
 	quals = extract_actual_clauses(device_quals, false);
 
@@ -514,14 +541,44 @@ gpuagg_add_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo *input_r
 	if (list_length(key_exprs) > GX_AGG_MAX_KEYS || list_length(aggrefs) > GX_AGG_MAX_AGGS)
 		return;
 
+	/*
+	 * Over a join, a group key may also be an output column of an inner
+	 * relation: stored with the inner rows, loaded for each joined row.  The
+	 * program computes everything else (from the scanned table).
+	 */
 	exprs = program_exprs(key_exprs, aggrefs);
+	if (join_path != NULL)
+	{
+		int			i = 0;
+
+		foreach(lc, exprs)
+		{
+			if (gx_gpujoin_inner_key_class(join_path, lfirst(lc)) > 0)
+			{
+				inner_key_idx = lappend_int(inner_key_idx, i);
+				lfirst(lc) = makeBoolConst(true, false);
+			}
+			i++;
+		}
+		if (list_length(inner_key_idx) > GX_JOIN_MAX_PAYLOAD)
+			return;
+	}
 	types = palloc0(sizeof(int) * (list_length(exprs) + 1));
 	rel = table_open(rte->relid, NoLock);
 	tupdesc = RelationGetDescr(rel);
-	ok = gx_exprs_are_device_executable(quals, exprs, input_rel->relid, tupdesc, types, &why);
+	/* (keys and inputs of a fused join must come from the scanned table) */
+	ok = gx_exprs_are_device_executable(quals, exprs, scan_rel->relid, tupdesc, types, &why);
 	table_close(rel, NoLock);
 	if (!ok)
 		return;
+	if (inner_key_idx != NIL)
+	{
+		List	   *orig = program_exprs(key_exprs, aggrefs);
+
+		foreach(lc, inner_key_idx)
+			types[lfirst_int(lc)] = gx_gpujoin_inner_key_class(join_path,
+															   list_nth(orig, lfirst_int(lc)));
+	}
 	for (int k = 0; k < list_length(key_exprs); k++)
 	{
 		Node	   *key = list_nth(key_exprs, k);
@@ -563,12 +620,29 @@ gpuagg_add_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo *input_r
 	cpath->flags = 0;
 	cpath->custom_paths = list_make1(fallback);
 	/* (an Integer: a Float of integral value does not survive nodeToString) */
-	cpath->custom_private = list_make5(makeInteger(input_rel->relid), key_exprs, aggrefs, quals,
+	cpath->custom_private = list_make5(makeInteger(scan_rel->relid), key_exprs, aggrefs, quals,
 									   makeInteger((int) Min(ngroups, (double) PG_INT32_MAX)));
 	cpath->custom_private = lappend(cpath->custom_private, having);
 	cpath->methods = &gpuagg_path_methods;
-	cost_gpuagg(cpath, input_rel, ngroups, list_length(exprs) * 3.0, entry_size, 0, gpu,
+	cost_gpuagg(cpath, scan_rel, ngroups, list_length(exprs) * 3.0, entry_size, 0, gpu,
 				&having_cost);
+	if (join_path != NULL)
+	{
+		/* the fused join runs on the CPU engine: costed so */
+		cost_gpuagg(cpath, scan_rel, ngroups, list_length(exprs) * 3.0, entry_size, 0, false,
+					&having_cost);
+		/* the join's inner plans follow the fallback; the path is kept for planning */
+		cpath->custom_paths = list_concat(cpath->custom_paths, list_copy(join_inner_paths));
+		cpath->custom_private = lappend(cpath->custom_private, join_path);
+		cpath->custom_private = lappend(cpath->custom_private, inner_key_idx);
+		cpath->path.startup_cost += join_cost;
+		cpath->path.total_cost += join_cost;
+		if (gpuext_force_offload)
+		{
+			cpath->path.startup_cost *= 1e-6;
+			cpath->path.total_cost *= 1e-6;
+		}
+	}
 
 	/*
 	 * Parallel workers feed one device table; the last one returns the
@@ -576,7 +650,7 @@ gpuagg_add_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo *input_r
 	 * cannot share a table, so the stock plan then runs in the last
 	 * participant.)
 	 */
-	if ((gpu || gpuext_force_offload) && input_rel->consider_parallel &&
+	if (join_path == NULL && (gpu || gpuext_force_offload) && input_rel->consider_parallel &&
 		output_rel->consider_parallel && parallel_fallback != NULL &&
 		max_parallel_workers_per_gather > 0)
 	{
@@ -656,6 +730,21 @@ gpuagg_plan(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 	cscan->custom_exprs = quals;
 	cscan->custom_private = list_make3(makeInteger(list_length(key_exprs)),
 									   makeInteger(list_length(aggrefs)), est);
+	/* a fused join: its executor's lists (custom_plans: fallback, then inner plans) */
+	if (list_length(best_path->custom_private) > 6)
+	{
+		List	   *idx = list_nth(best_path->custom_private, 7);
+		List	   *all = program_exprs(key_exprs, aggrefs);
+		List	   *inner_keys = NIL;
+
+		foreach(lc, idx)
+			inner_keys = lappend(inner_keys, list_nth(all, lfirst_int(lc)));
+		cscan->custom_private = lappend(cscan->custom_private,
+										gx_gpujoin_fused_plan(list_nth(best_path->custom_private, 6),
+															  list_copy_tail(custom_plans, 1),
+															  inner_keys));
+		cscan->custom_private = lappend(cscan->custom_private, list_copy(idx));
+	}
 	cscan->custom_scan_tlist = scan_tlist;
 	cscan->methods = &gpuagg_plan_methods;
 	return &cscan->scan.plan;
@@ -702,6 +791,18 @@ gpuagg_create_state(CustomScan *cscan)
 	gas->quals = (List *) scan_tlist_refs_mutator((Node *) cscan->custom_exprs,
 												  cscan->custom_scan_tlist);
 	return (Node *) gas;
+}
+
+/* The expressions the program computes: those from inner rows are placeholders. */
+static List *
+device_program_exprs(GpuAggState *gas)
+{
+	List	   *exprs = program_exprs(gas->key_exprs, gas->aggrefs);
+	ListCell   *lc;
+
+	foreach(lc, gas->inner_key_idx)
+		list_nth_cell(exprs, lfirst_int(lc))->ptr_value = makeBoolConst(true, false);
+	return exprs;
 }
 
 /* Static scale of a numeric expression, or -1 when unknown. */
@@ -762,10 +863,12 @@ static bool
 build_agg_program(GpuAggState *gas)
 {
 	ScanState  *ss = &gas->css.ss;
-	List	   *exprs = program_exprs(gas->key_exprs, gas->aggrefs);
-	int			nexprs = list_length(exprs);
-	int		   *regs = palloc0(sizeof(int) * (nexprs + 1));
-	int		   *types = palloc0(sizeof(int) * (nexprs + 1));
+	List	   *exprs = device_program_exprs(gas);
+	int			nagg_exprs = list_length(exprs);
+	int			nexprs;
+	int		   *regs;
+	int		   *types;
+	int			payload_regs[GX_JOIN_MAX_PAYLOAD];
 	const char *why;
 	GxProgram  *prog;
 	GxAggSpec  *spec = &gas->spec;
@@ -773,6 +876,12 @@ build_agg_program(GpuAggState *gas)
 	int			k = 0;
 	ListCell   *lc;
 
+	/* a fused join's outer keys come last */
+	if (gas->fj)
+		exprs = list_concat(exprs, gx_fused_join_outer_keys(gas->fj));
+	nexprs = list_length(exprs);
+	regs = palloc0(sizeof(int) * (nexprs + 1));
+	types = palloc0(sizeof(int) * (nexprs + 1));
 	prog = gx_build_projection_program(gas->quals, exprs, ((Scan *) ss->ps.plan)->scanrelid,
 									   RelationGetDescr(ss->ss_currentRelation), &ss->ps,
 									   ss->ps.ps_ExprContext, regs, types, &why);
@@ -780,6 +889,43 @@ build_agg_program(GpuAggState *gas)
 	{
 		gas->fallback_reason = why;
 		return false;
+	}
+	/* inner group keys: loaded after the program, into registers it does not use */
+	if (gas->inner_key_idx != NIL)
+	{
+		bool		used[GX_MAX_REGS];
+		const GxAttr *atts = gx_prog_atts(prog);
+		const GxInstr *code = gx_prog_instrs(prog);
+		int			p = 0;
+		int			r = 0;
+
+		memset(used, 0, sizeof(used));
+		for (int i = 0; i < prog->natts; i++)
+			if (atts[i].reg >= 0 && atts[i].reg < GX_MAX_REGS)
+				used[atts[i].reg] = true;
+		for (int i = 0; i < prog->ninstrs; i++)
+		{
+			uint16		rr[4] = {code[i].dst, code[i].a, code[i].b, code[i].e};
+
+			for (int j = 0; j < 4; j++)
+				if (rr[j] < GX_MAX_REGS)
+					used[rr[j]] = true;
+		}
+		foreach(lc, gas->inner_key_idx)
+		{
+			while (r < GX_MAX_REGS && used[r])
+				r++;
+			if (r >= GX_MAX_REGS)
+			{
+				gas->fallback_reason = "not enough device registers for the inner columns";
+				return false;
+			}
+			types[lfirst_int(lc)] = gx_fused_join_payload_type(gas->fj, p);
+			regs[lfirst_int(lc)] = r;
+			payload_regs[p] = r;
+			used[r] = true;
+			p++;
+		}
 	}
 
 	memset(spec, 0, sizeof(*spec));
@@ -854,11 +1000,22 @@ build_agg_program(GpuAggState *gas)
 	spec->naggs = k;
 	spec->entry_size = TYPEALIGN(16, off);
 
-	/* the program area of every batch: program, then the spec */
+	/* the program area of every batch: program, then the spec (then the join's) */
 	gas->program_len = TYPEALIGN(16, prog->length) + sizeof(GxAggSpec);
+	if (gas->fj)
+		gas->program_len = TYPEALIGN(16, prog->length) + TYPEALIGN(16, sizeof(GxAggSpec)) +
+			sizeof(GxJoinSpec);
 	gas->program = palloc0(gas->program_len);
 	memcpy(gas->program, prog, prog->length);
 	memcpy(gas->program + TYPEALIGN(16, prog->length), spec, sizeof(GxAggSpec));
+	if (gas->fj)
+	{
+		GxJoinSpec	jspec;
+
+		gx_fused_join_spec(gas->fj, regs + nagg_exprs, payload_regs, &jspec);
+		memcpy(gas->program + TYPEALIGN(16, prog->length) + TYPEALIGN(16, sizeof(GxAggSpec)),
+			   &jspec, sizeof(GxJoinSpec));
+	}
 	return true;
 }
 
@@ -903,6 +1060,12 @@ gpuagg_begin(CustomScanState *node, EState *estate, int eflags)
 	gas->fallback = ExecInitNode(linitial(cscan->custom_plans), estate, eflags);
 	node->custom_ps = list_make1(gas->fallback);
 	gas->phase = GPUAGG_INIT;
+	if (list_length(cscan->custom_private) > 4)
+		gas->inner_key_idx = list_nth(cscan->custom_private, 4);
+	if (list_length(cscan->custom_private) > 3)
+		gas->fj = gx_fused_join_begin(list_nth(cscan->custom_private, 3),
+									  list_copy_tail(cscan->custom_plans, 1), estate, eflags,
+									  &node->ss.ps, cscan->scan.scanrelid, &node->custom_ps);
 	if (eflags & EXEC_FLAG_EXPLAIN_ONLY)
 		return;
 	gas->program_cxt = AllocSetContextCreate(CurrentMemoryContext, "GpuAgg program",
@@ -911,6 +1074,12 @@ gpuagg_begin(CustomScanState *node, EState *estate, int eflags)
 										 ALLOCSET_DEFAULT_SIZES);
 	gx_pipeline_init(&gas->pipe, node->ss.ss_currentRelation, estate->es_snapshot,
 					 GX_REQ_AGG, 0);
+	if (gas->fj && !gx_gpujoin_kernels_enabled())
+	{
+		/* the fused join kernel has not run on a GPU yet: the CPU engine runs it */
+		gx_engine_start_with_mode(&gas->pipe.engine, GPUEXT_DEVICE_CPU);
+		gas->pipe.depth = 1;
+	}
 	gas->pipe.engine.rerun_on_cpu = false;
 	gas->pipe_started = true;
 }
@@ -1208,6 +1377,19 @@ run_aggregation(GpuAggState *gas)
 	else
 	{
 		ok = ok && create_table(gas);
+		if (ok && gas->fj)
+		{
+			ok = gx_fused_join_build(gas->fj, gas->css.ss.ss_currentRelation,
+									 &gas->join_table_id, &gas->fallback_reason);
+			/* on the GPU, the tables go to the device beside the group table */
+			if (ok && !gas->task_is_cpu)
+			{
+				gas->join_table_id = gx_fused_join_upload(gas->fj, gas->task_id,
+														  &gas->fallback_reason);
+				ok = gas->join_table_id != 0;
+			}
+			gas->pipe.batch_arg2 = gas->join_table_id;
+		}
 		ok = ok && aggregate_batches(gas);
 	}
 	INSTR_TIME_SET_CURRENT(t1);
@@ -1524,6 +1706,8 @@ gpuagg_end(CustomScanState *node)
 		gx_pipeline_end(&gas->pipe);
 	drop_table(gas);
 	ExecEndNode(gas->fallback);
+	if (gas->fj)
+		gx_fused_join_end(gas->fj);
 }
 
 static void
@@ -1545,6 +1729,8 @@ gpuagg_rescan(CustomScanState *node)
 	gas->empty_group = false;
 	gas->fallback_reason = NULL;
 	ExecReScan(gas->fallback);
+	if (gas->fj)
+		gx_fused_join_reset(gas->fj);
 }
 
 static Size
@@ -1641,6 +1827,8 @@ gpuagg_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 		ExplainPropertyText("GPU Filter",
 							deparse_expression((Node *) make_ands_explicit(gas->quals),
 											   context, useprefix, false), es);
+	if (gas->fj)
+		gx_fused_join_explain(gas->fj, context, es);
 	if (!gpuext_regression_test_mode)
 	{
 		if (gas->pipe_started)

@@ -17,6 +17,7 @@
 
 #include "cost.h"
 #include "gpuagg.h"
+#include "gpujoin.h"
 #include "gpuscan.h"
 
 
@@ -191,4 +192,5 @@ _PG_init(void)
 	gx_gpuscan_init();
 	gx_spill_cost_init();		/* before GpuAgg: it compares with re-costed paths */
 	gx_gpuagg_init();
+	gx_gpujoin_init();
 }

@@ -83,6 +83,7 @@ start_batch(GxPipeline *p)
 	batch->out_len = (uint32) (n * p->out_per_page);
 	batch->task_id = p->task_id;
 	batch->arg = p->batch_arg;
+	batch->arg2 = p->batch_arg2;
 	b->npages = n;
 	b->used = true;
 	p->count++;

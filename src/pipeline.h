@@ -35,6 +35,7 @@ typedef struct GxPipeline
 	Size		program_len;	/* bytes copied (a program may carry a spec) */
 	uint32		task_id;		/* task the batches work on (GX_REQ_AGG) */
 	uint64		batch_arg;		/* GxBatch.arg of every batch */
+	uint64		batch_arg2;		/* GxBatch.arg2 of every batch */
 	int			kind;			/* GxRequestKind of the batches */
 	Size		out_per_page;
 	uint32		max_pages;

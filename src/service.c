@@ -63,6 +63,7 @@ typedef struct Inflight
 	uint64		scratch_bytes;
 	uint64		bytes_read;
 	ServiceTask *task;			/* the task it works on, if any */
+	ServiceTask *task2;			/* a second one (join tables of a fused aggregation) */
 	bool		abort_sent;
 } Inflight;
 
@@ -195,6 +196,7 @@ scratch_needed(GxBatch *b, int kind)
 			return b->reserve_bytes;
 		case GX_REQ_SCAN:
 		case GX_REQ_AGG:
+		case GX_REQ_JOIN:
 			return TYPEALIGN(256, b->program_len);	/* the program, in device memory */
 		case GX_REQ_TASK_FETCH:
 			return 256;			/* the counter of fetched entries */
@@ -239,12 +241,14 @@ static void
 end_task_use(Inflight *f)
 {
 	ServiceTask *t = f->task;
+	ServiceTask *t2 = f->task2;
 
-	if (t == NULL)
-		return;
 	f->task = NULL;
-	if (--t->inflight == 0 && t->destroy_pending)
+	f->task2 = NULL;
+	if (t != NULL && --t->inflight == 0 && t->destroy_pending)
 		free_task(t);
+	if (t2 != NULL && --t2->inflight == 0 && t2->destroy_pending)
+		free_task(t2);
 }
 
 /* Free the tasks whose owner process is gone (it crashed or exited). */
@@ -278,7 +282,7 @@ start_task_request(uint32 slot_index, GxSlot *s, GxBatch *b, ServiceTask **task_
 	ServiceTask *t = NULL;
 
 	*task_out = NULL;
-	if (s->kind == GX_REQ_TASK_CREATE)
+	if (s->kind == GX_REQ_TASK_CREATE || s->kind == GX_REQ_JOIN_BUILD)
 	{
 		for (int i = 0; i < GX_MAX_TASKS; i++)
 			if (tasks[i].id == 0)
@@ -291,10 +295,19 @@ start_task_request(uint32 slot_index, GxSlot *s, GxBatch *b, ServiceTask **task_
 			finish_request(slot_index, GX_ERR_OUT_OF_MEMORY, "too many GPU tasks", 0);
 			return true;
 		}
+		/* join tables for a fused aggregation go beside its group table */
+		if (s->kind == GX_REQ_JOIN_BUILD && b->task_id != 0)
+		{
+			ServiceTask *near = find_task(b->task_id);
+
+			if (near != NULL && near->mem != NULL)
+				*dev_out = near->device;
+		}
 		*task_out = t;			/* filled in once its memory is reserved */
 		return false;
 	}
-	if (s->kind != GX_REQ_AGG && s->kind != GX_REQ_TASK_FETCH && s->kind != GX_REQ_TASK_DESTROY)
+	if (s->kind != GX_REQ_AGG && s->kind != GX_REQ_JOIN &&
+		s->kind != GX_REQ_TASK_FETCH && s->kind != GX_REQ_TASK_DESTROY)
 		return false;
 	t = find_task(b->task_id);
 	if (t == NULL || (t->destroy_pending && s->kind != GX_REQ_TASK_DESTROY))
@@ -421,7 +434,8 @@ start_request(uint32 slot_index)
 	f->device = dev;
 
 	/* reserve device memory first: out of memory is a decision, not a crash */
-	need = (s->kind == GX_REQ_TASK_CREATE) ? b->reserve_bytes : scratch_needed(b, s->kind);
+	need = (s->kind == GX_REQ_TASK_CREATE || s->kind == GX_REQ_JOIN_BUILD) ?
+		b->reserve_bytes : scratch_needed(b, s->kind);
 	if (need > 0)
 	{
 		if (s->fault == GX_FAULT_ALLOC)
@@ -453,7 +467,7 @@ start_request(uint32 slot_index)
 		return;
 	}
 
-	if (s->kind == GX_REQ_TASK_CREATE)
+	if (s->kind == GX_REQ_TASK_CREATE || s->kind == GX_REQ_JOIN_BUILD)
 	{
 		/* the reservation becomes the task's memory */
 		task->id = next_task_id++;
@@ -472,6 +486,21 @@ start_request(uint32 slot_index)
 		task->inflight++;
 		f->task = task;
 	}
+	/* an aggregation fused with a join also reads the join's tables (arg2) */
+	if (s->kind == GX_REQ_AGG && b->arg2 != 0)
+	{
+		ServiceTask *t2 = find_task((uint32) b->arg2);
+
+		if (t2 == NULL || t2->destroy_pending || t2->mem == NULL || t2->device != dev)
+		{
+			release_scratch(f);
+			end_task_use(f);
+			finish_request(slot_index, GX_ERR_BAD_REQUEST, "no such GPU task for the join tables", 0);
+			return;
+		}
+		t2->inflight++;
+		f->task2 = t2;
+	}
 
 	memset(&l, 0, sizeof(l));
 	l.kind = s->kind;
@@ -482,7 +511,8 @@ start_request(uint32 slot_index)
 	l.scratch_dev = f->scratch;
 	l.scratch_bytes = f->scratch_bytes;
 	l.task_dev = task ? task->mem : NULL;
-	if (s->kind == GX_REQ_TASK_CREATE)
+	l.task2_dev = f->task2 ? f->task2->mem : NULL;
+	if (s->kind == GX_REQ_TASK_CREATE || s->kind == GX_REQ_JOIN_BUILD)
 	{
 		l.scratch_dev = task->mem;
 		l.scratch_bytes = task->bytes;
@@ -494,14 +524,14 @@ start_request(uint32 slot_index)
 			strlcpy(err, "host memory is not mapped for the device", sizeof(err));
 		release_scratch(f);
 		end_task_use(f);
-		if (s->kind == GX_REQ_TASK_CREATE)
+		if (s->kind == GX_REQ_TASK_CREATE || s->kind == GX_REQ_JOIN_BUILD)
 			release_task(task);
 		finish_request(slot_index, GX_ERR_DEVICE, err, 0);
 		return;
 	}
 	s->device = dev;
 	f->bytes_read = (s->kind == GX_REQ_PAGE_COUNT || s->kind == GX_REQ_SCAN ||
-					 s->kind == GX_REQ_AGG) ?
+					 s->kind == GX_REQ_AGG || s->kind == GX_REQ_JOIN) ?
 		(uint64) b->npages * GX_BLCKSZ : 0;
 	device_load[dev]++;
 	ninflight++;

@@ -4,3 +4,4 @@
 -- include: v01 v04 v06c v09 v10c s_sel_0p1 s_arith s_multi tpch_q1 tpch_q6
 -- include: ssb_q1_1 ssb_q2_2 ssb_q3_1 ssb_q4_3 gb_g1k gb_g10m gb_z15
 -- include: mx_idx_join mx_sp_join mx_tpch_q12
+-- include: join_1k join_semi_1k join_left_50k join_star2 join_stream_1k

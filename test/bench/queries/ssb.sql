@@ -1,9 +1,10 @@
 -- set: ssb
 -- Star Schema Benchmark (O'Neil et al.), the 13 queries, on lineorder (about
 -- 6 M rows x scale) and its dimensions ssb_date, ssb_customer, ssb_supplier,
--- ssb_part.  They are joins with aggregation: today only the lineorder scan
--- of Q1.x can be offloaded; the set runs and is checked in every
--- configuration so that join and aggregation offload can be measured later.
+-- ssb_part.  They are joins with aggregation: where gpuext plans them (the
+-- cost model, or gpuext.force_offload), the joins are one GpuJoin in which
+-- lineorder probes every dimension in one pass; Q1.x, whose aggregate reads
+-- only lineorder, also fuse the aggregation into the same node.
 -- tables: lineorder, ssb_date, ssb_customer, ssb_supplier, ssb_part
 
 -- name: ssb_q1_1
