@@ -182,3 +182,17 @@ AS 'MODULE_PATHNAME', 'gpuext_gist_check'
 LANGUAGE C VOLATILE PARALLEL RESTRICTED;
 
 REVOKE ALL ON FUNCTION gpuext_gist_check(regclass, boolean) FROM PUBLIC;
+
+-- A batch of probes into a gpuext_gist index, one result list per probe:
+-- for every element of queries (1-based), the visible rows whose key
+-- satisfies "key op element" (box indexes: && @> <@ ~=; point indexes:
+-- <@), as (query, ctid).  One level-synchronous walk for the whole batch.
+CREATE FUNCTION gpuext_gist_probe(
+    index regclass,
+    queries box[],
+    op text DEFAULT '&&',
+    OUT query int,
+    OUT ctid tid)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'gpuext_gist_probe'
+LANGUAGE C STABLE PARALLEL RESTRICTED;

@@ -204,6 +204,38 @@ gx_rt_inner_match(const GxRtEntry *e, const GxRtQuery *q)
 	return true;
 }
 
+/* one cell of the test matrix: entry e of a leaf or inner node, query q */
+GX_FUNC bool
+gx_rt_test(const GxRtEntry *e, const GxRtQuery *q, bool leaf)
+{
+	return leaf ? gx_rt_leaf_match(e, q) : gx_rt_inner_match(e, q);
+}
+
+/* ---------------------------------------------------------------------
+ * Batches of independent probes (spatial joins, gpuext_gist_probe): every
+ * query has its own result list.  The walk is level-synchronous: a level's
+ * work is a list of visits (node, query), grouped by node; a node scan
+ * tests its entries against the queries queued on it and emits visits of
+ * the next level (inner nodes) or result pairs (leaves).
+ * ---------------------------------------------------------------------
+ */
+
+/* a visit: query 'query' is queued on node 'node' */
+typedef struct GxRtVisit
+{
+	uint32_t	node;			/* block number (host) or mirror slot (device) */
+	uint32_t	query;
+} GxRtVisit;
+
+/* a result: query 'query' matches the leaf entry (blk, off) */
+typedef struct GxRtPair
+{
+	uint32_t	query;
+	uint32_t	blk;
+	uint16_t	off;
+	uint16_t	pad;
+} GxRtPair;
+
 /*
  * One node scan: entries[0..nentries) against queries[0..nqueries), which
  * are sorted by key, nkeys keys in all.  Sets match[i] when entry i passes
@@ -239,5 +271,21 @@ gx_rt_node_scan(const GxRtEntry *entries, int nentries, bool leaf,
 		match[i] = (keys_passed == nkeys);
 	}
 }
+
+#ifndef __CUDACC__
+/*
+ * The device form (cuda/rtree.cu): one level of visits over a device
+ * mirror of the tree (node i's entries at nodes + i * node_stride, counts
+ * in counts[]), run on stream; visits are grouped by node.  Writes the
+ * next level's visits (inner level) or result pairs (leaf level), at most
+ * out_cap; *out_count may exceed out_cap, then the caller retries with a
+ * larger buffer.  Returns 0 or a cudaError_t.  Built only with nvcc.
+ */
+extern int	gx_rtree_level_launch(const GxRtEntry *nodes, const uint16_t *counts,
+								  uint32_t node_stride, const GxRtQuery *queries,
+								  const GxRtVisit *visits, uint32_t nvisits,
+								  bool leaf, void *out, uint32_t out_cap,
+								  uint32_t *out_count, void *stream);
+#endif
 
 #endif							/* GX_RTREE_H */

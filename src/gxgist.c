@@ -90,6 +90,10 @@
 
 PG_FUNCTION_INFO_V1(gpuext_gist_handler);
 
+/* the entry layout the device mirror and cuda/rtree.cu assume */
+StaticAssertDecl(sizeof(GxRtEntry) == 40, "GxRtEntry is 40 bytes");
+StaticAssertDecl(GXG_MAX_NODE_SIZE == 204, "204 entries per 8 kB node (GX_RT_MAX_NODE)");
+
 static relopt_kind gxg_relopt_kind;
 static relopt_parse_elt gxg_relopt_tab[2];
 

@@ -67,7 +67,7 @@ typedef struct GxgMetaPageData
 #define GxgPageGetNEntries(page) \
 	((int) ((((PageHeader) (page))->pd_lower - MAXALIGN(SizeOfPageHeaderData)) / sizeof(GxRtEntry)))
 
-/* the most entries a page can hold: 203 with 8 kB pages */
+/* the most entries a page can hold: 204 with 8 kB pages */
 #define GXG_MAX_NODE_SIZE \
 	((int) ((BLCKSZ - MAXALIGN(SizeOfPageHeaderData) - MAXALIGN(sizeof(GxgPageOpaqueData))) / sizeof(GxRtEntry)))
 #define GXG_MIN_NODE_SIZE	8
@@ -111,6 +111,10 @@ extern int64 gxg_getbitmap(IndexScanDesc scan, TIDBitmap *tbm);
 extern void gxg_endscan(IndexScanDesc scan);
 extern ItemPointerData *gxg_search(Relation index, const GxRtQuery *queries,
 								   int nqueries, int nkeys, int64 *ntids);
+
+/* gxgist_batch.c */
+extern GxRtPair *gxg_batch_search(Relation index, const GxRtQuery *queries,
+								  uint32 nqueries, int64 *npairs);
 
 /* gxgist_vacuum.c */
 extern IndexBulkDeleteResult *gxg_bulkdelete(IndexVacuumInfo *info,
