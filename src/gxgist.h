@@ -113,8 +113,9 @@ extern ItemPointerData *gxg_search(Relation index, const GxRtQuery *queries,
 								   int nqueries, int nkeys, int64 *ntids);
 
 /* gxgist_batch.c */
-extern GxRtPair *gxg_batch_search(Relation index, const GxRtQuery *queries,
-								  uint32 nqueries, int64 *npairs);
+extern GxRtPair *gxg_walk(Relation index, const GxRtQuery *drive, uint32 ndrive,
+						  const GxRtQuery *filter, int nfilter, int nfilterkeys,
+						  int64 *npairs);
 
 /* gxgist_vacuum.c */
 extern IndexBulkDeleteResult *gxg_bulkdelete(IndexVacuumInfo *info,

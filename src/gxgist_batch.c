@@ -128,15 +128,24 @@ gxg_batch_meta(Relation index, BlockNumber *root, uint64 *splits)
 }
 
 /*
- * Every (query, heap TID) pair of a batch of independent queries, sorted
- * by query then TID.  Locking as gxg_search (src/gxgist_scan.c).
+ * The walk: every (query, heap TID) pair where the leaf entry passes
+ * drive[query] and every filter key (filter: nfilter queries of nfilterkeys
+ * keys, sorted by key, OR within a key, as gx_rt_node_scan), sorted by
+ * query then TID.  Each drive query is queued on the nodes it reaches, so
+ * a node scan tests only the queries that reached the node; the filter
+ * keys (the other scan keys of an index scan) are tested once per entry.
+ *
+ * Locking: the metapage's heavyweight lock in share mode (inserts take it
+ * exclusively); on a standby, where replay takes no such lock, the walk
+ * starts over if the split count changed meanwhile (src/gxgist.c).
  */
 GxRtPair *
-gxg_batch_search(Relation index, const GxRtQuery *queries, uint32 nqueries,
-				 int64 *npairs)
+gxg_walk(Relation index, const GxRtQuery *drive, uint32 ndrive,
+		 const GxRtQuery *filter, int nfilter, int nfilterkeys, int64 *npairs)
 {
 	bool		locked = !RecoveryInProgress();
 	GxgPairs	pairs = {NULL, 0, 0};
+	bool		pass[GXG_MAX_NODE_SIZE];
 
 	if (locked)
 		LockPage(index, GXG_META_BLKNO, ShareLock);
@@ -148,7 +157,7 @@ gxg_batch_search(Relation index, const GxRtQuery *queries, uint32 nqueries,
 		GxgVisits	level = {NULL, 0, 0};
 
 		gxg_batch_meta(index, &root, &splits_before);
-		for (uint32 q = 0; q < nqueries; q++)
+		for (uint32 q = 0; q < ndrive; q++)
 			gxg_push_visit(&level, root, q);
 
 		while (level.n > 0)
@@ -184,6 +193,12 @@ gxg_batch_search(Relation index, const GxRtQuery *queries, uint32 nqueries,
 				n = GxgPageGetNEntries(page);
 				leaf = GxgPageIsLeaf(page);
 
+				/* the filter keys, once per entry */
+				if (nfilterkeys > 0)
+					gx_rt_node_scan(entries, n, leaf, filter, nfilter, nfilterkeys, pass);
+				else
+					memset(pass, true, n * sizeof(bool));
+
 				/* the test matrix: queries queued here x entries */
 				for (int64 v = run; v < run_end; v++)
 				{
@@ -191,7 +206,7 @@ gxg_batch_search(Relation index, const GxRtQuery *queries, uint32 nqueries,
 
 					for (int i = 0; i < n; i++)
 					{
-						if (!gx_rt_test(&entries[i], &queries[q], leaf))
+						if (!pass[i] || !gx_rt_test(&entries[i], &drive[q], leaf))
 							continue;
 						if (leaf)
 							gxg_push_pair(&pairs, q, entries[i].blk, entries[i].off);
@@ -342,7 +357,7 @@ gpuext_gist_probe(PG_FUNCTION_ARGS)
 		query_pos[nq] = i + 1;
 		nq++;
 	}
-	pairs = nq > 0 ? gxg_batch_search(index, queries, nq, &npairs) : NULL;
+	pairs = nq > 0 ? gxg_walk(index, queries, nq, NULL, 0, 0, &npairs) : NULL;
 	if (nq == 0)
 		npairs = 0;
 

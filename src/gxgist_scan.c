@@ -2,13 +2,14 @@
  * gxgist_scan.c
  *		Searches of a gpuext_gist index: the scan keys become a batch of
  *		queries (an "&& ANY(array)" key is one query per element), and the
- *		tree is walked level by level, each node scanned against the whole
- *		batch (gx_rt_node_scan, cuda/gx_rtree.h), as in Beier et al.'s
+ *		tree is walked level by level with each query queued on the nodes
+ *		it reaches (gxg_walk, src/gxgist_batch.c), as in Beier et al.'s
  *		level-synchronous GiST scans.
  *
  * A scan collects every matching TID at its first call, under the
  * metapage's heavyweight share lock (see src/gxgist.c), sorts them into
- * heap order and returns them from memory.  Results are exact: no recheck.
+ * heap order without duplicates and returns them from memory.  Results are
+ * exact: no recheck.
  *
  * IDENTIFICATION
  *		src/gxgist_scan.c
@@ -183,20 +184,6 @@ gxg_keys_to_queries(IndexScanDesc scan, GxgArray *queries)
 	return true;
 }
 
-/* Read the root, its level and the split count from the metapage */
-static void
-gxg_read_meta(Relation index, BlockNumber *root, uint64 *split_count)
-{
-	Buffer		metabuf = ReadBuffer(index, GXG_META_BLKNO);
-	GxgMetaPageData *meta;
-
-	LockBuffer(metabuf, BUFFER_LOCK_SHARE);
-	meta = gxg_check_meta(index, BufferGetPage(metabuf));
-	*root = meta->root;
-	*split_count = meta->split_count;
-	UnlockReleaseBuffer(metabuf);
-}
-
 /* qsort order of TIDs */
 static int
 gxg_cmp_tid(const void *a, const void *b)
@@ -205,91 +192,69 @@ gxg_cmp_tid(const void *a, const void *b)
 }
 
 /*
- * The search: every heap TID whose key passes every key of the batch
- * (nkeys keys; the queries of one key are OR-ed).  Walks the tree level by
- * level; returns the TIDs in heap order, palloc'd in the current context.
+ * The search: every heap TID whose key passes every scan key (the queries
+ * of one key OR-ed), in heap order.  The key with the most queries (an
+ * "&& ANY(array)") drives the walk, each of its queries queued on the
+ * nodes it reaches; the other keys filter entries (gxg_walk).
  */
 ItemPointerData *
 gxg_search(Relation index, const GxRtQuery *queries, int nqueries, int nkeys,
 		   int64 *ntids)
 {
-	bool		locked = !RecoveryInProgress();
-	GxgArray	tids = {NULL, 0, 0, sizeof(ItemPointerData)};
-	bool		match[GXG_MAX_NODE_SIZE];
+	int			drive_key = 0;
+	int			best = -1;
+	GxRtQuery  *drive = palloc(nqueries * sizeof(GxRtQuery));
+	GxRtQuery  *filter = palloc(nqueries * sizeof(GxRtQuery));
+	uint32		ndrive = 0;
+	int			nfilter = 0;
+	GxRtPair   *pairs;
+	int64		npairs;
+	ItemPointerData *tids;
+	int64		n = 0;
 
-	if (locked)
-		LockPage(index, GXG_META_BLKNO, ShareLock);
-	for (;;)
+	for (int j = 0; j < nqueries;)
 	{
-		BlockNumber root;
-		uint64		splits_before;
-		uint64		splits_after;
-		GxgArray	frontier = {NULL, 0, 0, sizeof(BlockNumber)};
+		int			key = queries[j].key;
+		int			start = j;
 
-		gxg_read_meta(index, &root, &splits_before);
-		gxg_array_push(&frontier, &root);
-		while (frontier.n > 0)
+		while (j < nqueries && queries[j].key == key)
+			j++;
+		if (j - start > best)
 		{
-			GxgArray	next = {NULL, 0, 0, sizeof(BlockNumber)};
-
-			for (int64 f = 0; f < frontier.n; f++)
-			{
-				BlockNumber blk = ((BlockNumber *) frontier.data)[f];
-				Buffer		buf;
-				Page		page;
-				GxRtEntry  *entries;
-				int			n;
-				bool		leaf;
-
-				CHECK_FOR_INTERRUPTS();
-				buf = ReadBuffer(index, blk);
-				LockBuffer(buf, BUFFER_LOCK_SHARE);
-				page = BufferGetPage(buf);
-				if (PageIsNew(page) || GxgPageIsMeta(page) ||
-					GxgPageGetOpaque(page)->page_id != GXG_PAGE_ID ||
-					GxgPageGetNEntries(page) > GXG_MAX_NODE_SIZE)
-					ereport(ERROR,
-							(errcode(ERRCODE_INDEX_CORRUPTED),
-							 errmsg("index \"%s\" block %u is not a gpuext_gist node",
-									RelationGetRelationName(index), blk)));
-				entries = GxgPageGetEntries(page);
-				n = GxgPageGetNEntries(page);
-				leaf = GxgPageIsLeaf(page);
-				gx_rt_node_scan(entries, n, leaf, queries, nqueries, nkeys, match);
-				for (int i = 0; i < n; i++)
-				{
-					if (!match[i])
-						continue;
-					if (leaf)
-					{
-						ItemPointerData tid;
-
-						ItemPointerSet(&tid, entries[i].blk, entries[i].off);
-						gxg_array_push(&tids, &tid);
-					}
-					else
-						gxg_array_push(&next, &entries[i].blk);
-				}
-				UnlockReleaseBuffer(buf);
-			}
-			if (frontier.data)
-				pfree(frontier.data);
-			frontier = next;
+			best = j - start;
+			drive_key = key;
 		}
-
-		/* on a standby, a split replayed meanwhile may have moved entries */
-		gxg_read_meta(index, &root, &splits_after);
-		if (splits_after == splits_before)
-			break;
-		tids.n = 0;
 	}
-	if (locked)
-		UnlockPage(index, GXG_META_BLKNO, ShareLock);
+	for (int j = 0; j < nqueries; j++)
+	{
+		if (queries[j].key == drive_key)
+			drive[ndrive++] = queries[j];
+		else
+		{
+			filter[nfilter] = queries[j];
+			/* filter keys renumbered 0 .. nkeys - 2, still sorted */
+			filter[nfilter].key = queries[j].key - (queries[j].key > drive_key ? 1 : 0);
+			nfilter++;
+		}
+	}
 
-	if (tids.n > 1)
-		qsort(tids.data, tids.n, sizeof(ItemPointerData), gxg_cmp_tid);
-	*ntids = tids.n;
-	return (ItemPointerData *) tids.data;
+	pairs = gxg_walk(index, drive, ndrive, filter, nfilter, nkeys - 1, &npairs);
+
+	/* one TID per row: the drive queries' lists may overlap */
+	tids = palloc_extended(Max(npairs, 1) * sizeof(ItemPointerData), MCXT_ALLOC_HUGE);
+	for (int64 i = 0; i < npairs; i++)
+		ItemPointerSet(&tids[i], pairs[i].blk, pairs[i].off);
+	if (npairs > 1)
+		qsort(tids, npairs, sizeof(ItemPointerData), gxg_cmp_tid);
+	for (int64 i = 0; i < npairs; i++)
+		if (n == 0 || !ItemPointerEquals(&tids[n - 1], &tids[i]))
+			tids[n++] = tids[i];
+	if (pairs)
+		pfree(pairs);
+	pfree(drive);
+	pfree(filter);
+	*ntids = n;
+	return tids;
 }
 
 /* Run the search of this scan's keys once, into the scan's context */
