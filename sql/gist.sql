@@ -7,7 +7,9 @@
 -- other; again after inserts (splits), deletes and VACUUM.
 --
 \set VERBOSITY terse
+SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS gpuext;
+RESET client_min_messages;
 SET gpuext.enabled = off;	-- this suite is about the index alone
 
 -- the data: a grid of boxes, degenerate boxes, near-EPSILON neighbours,
