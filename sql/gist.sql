@@ -293,6 +293,88 @@ SELECT * FROM gpuext_gist_probe('gg_gist_pt', ARRAY[box '(1,1),(2,2)']);
 SELECT * FROM gpuext_gist_probe(NULL, ARRAY[box '(1,1),(2,2)']);
 DROP FUNCTION gg_probe_cmp(text, text, text);
 
+-- GistJoin: spatial joins as batches of index probes (the outer rows'
+-- keys in batches of gpuext.gist_join_batch, one walk a batch); small
+-- batches, a NULL key, dead and HOT-updated inner rows, extra join clauses
+-- and inner restrictions on the host, rescans inside a correlated subquery
+INSERT INTO gg_q VALUES (17, NULL, NULL);
+CREATE FUNCTION gg_join_cmp(pred text) RETURNS text
+LANGUAGE plpgsql AS $f$
+DECLARE
+  q text := 'SELECT t.id, q.qid FROM gg_gx t JOIN gg_q q ON ' || pred;
+  plan text := '';
+  p text;
+  n bigint;
+  bad bigint;
+BEGIN
+  SET LOCAL gpuext.enable_gist_join = off;
+  SET LOCAL enable_indexscan = off;
+  SET LOCAL enable_bitmapscan = off;
+  EXECUTE 'CREATE TEMP TABLE gg_j_ref AS ' || q;
+  SET LOCAL gpuext.enable_gist_join = on;
+  SET LOCAL gpuext.gist_join_batch = 5;
+  SET LOCAL enable_nestloop = off;
+  SET LOCAL enable_hashjoin = off;
+  SET LOCAL enable_mergejoin = off;
+  FOR p IN EXECUTE 'EXPLAIN (COSTS OFF) ' || q LOOP
+    plan := plan || p;
+  END LOOP;
+  IF plan !~ 'GistJoin' THEN
+    DROP TABLE gg_j_ref;
+    RETURN 'NOT A GistJoin';
+  END IF;
+  EXECUTE 'CREATE TEMP TABLE gg_j AS ' || q;
+  SELECT count(*) INTO n FROM gg_j_ref;
+  SELECT count(*) INTO bad FROM
+    ((SELECT * FROM gg_j EXCEPT ALL SELECT * FROM gg_j_ref)
+     UNION ALL
+     (SELECT * FROM gg_j_ref EXCEPT ALL SELECT * FROM gg_j)) d;
+  DROP TABLE gg_j, gg_j_ref;
+  RETURN CASE WHEN bad = 0 THEN format('ok %s rows', n) ELSE format('MISMATCH: %s rows differ', bad) END;
+END
+$f$;
+SET gpuext.gist_join_batch = 5;
+SET enable_nestloop = off;
+SET enable_hashjoin = off;
+SET enable_mergejoin = off;
+EXPLAIN (COSTS OFF)
+SELECT t.id, q.qid FROM gg_gx t JOIN gg_q q ON t.bx && q.qb AND t.id > q.qid WHERE t.id % 2 = 0;
+RESET enable_nestloop;
+RESET enable_hashjoin;
+RESET enable_mergejoin;
+SELECT gg_join_cmp('t.bx && q.qb');
+SELECT gg_join_cmp('q.qb && t.bx');
+SELECT gg_join_cmp('t.bx @> q.qb');
+SELECT gg_join_cmp('q.qb @> t.bx');
+SELECT gg_join_cmp('t.bx <@ q.qb');
+SELECT gg_join_cmp('t.bx ~= q.qb');
+SELECT gg_join_cmp('t.bx @> q.qp');
+SELECT gg_join_cmp('t.pt <@ q.qb');
+SELECT gg_join_cmp('t.pt ~= q.qp');
+SELECT gg_join_cmp('t.bx && q.qb AND t.id > q.qid * 100 WHERE t.id % 2 = 0');
+SELECT gg_join_cmp('t.bx && box(q.qp, q.qp)');
+-- rescans: the join inside a correlated subquery
+SET enable_nestloop = off;
+SET enable_hashjoin = off;
+SET enable_mergejoin = off;
+EXPLAIN (COSTS OFF)
+SELECT q.qid, (SELECT count(*) FROM gg_q q2 JOIN gg_gx t ON t.bx && q2.qb WHERE q2.qid = q.qid) AS n
+  FROM gg_q q;
+CREATE TEMP TABLE gg_sub AS
+SELECT q.qid, (SELECT count(*) FROM gg_q q2 JOIN gg_gx t ON t.bx && q2.qb WHERE q2.qid = q.qid) AS n
+  FROM gg_q q;
+RESET enable_nestloop;
+RESET enable_hashjoin;
+RESET enable_mergejoin;
+SET gpuext.enable_gist_join = off;
+SELECT count(*) AS queries,
+       count(*) FILTER (WHERE s.n = (SELECT count(*) FROM gg_gx t WHERE t.bx && q.qb)) AS agree
+  FROM gg_sub s JOIN gg_q q USING (qid);
+RESET gpuext.enable_gist_join;
+RESET gpuext.gist_join_batch;
+DELETE FROM gg_q WHERE qid = 17;
+DROP FUNCTION gg_join_cmp(text);
+
 -- empty tables, all-NULL tables, CREATE INDEX CONCURRENTLY, unlogged
 CREATE TABLE gg_empty (bx box);
 CREATE INDEX gg_empty_bx ON gg_empty USING gpuext_gist (bx);

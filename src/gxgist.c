@@ -118,6 +118,8 @@ gx_gist_init(void)
 	gxg_relopt_tab[1].optname = "fillfactor";
 	gxg_relopt_tab[1].opttype = RELOPT_TYPE_INT;
 	gxg_relopt_tab[1].offset = offsetof(GxgOptions, fillfactor);
+
+	gx_gist_join_init();
 }
 
 /* amoptions: parse and validate the reloptions */

@@ -92,6 +92,9 @@ extern void gxg_set_nentries(Page page, int n);
 extern Buffer gxg_new_buffer(Relation index);
 extern GxgMetaPageData *gxg_check_meta(Relation index, Page page);
 
+/* gxgist_join.c */
+extern void gx_gist_join_init(void);
+
 /* gxgist_build.c */
 extern IndexBuildResult *gxg_build(Relation heap, Relation index, IndexInfo *indexInfo);
 extern void gxg_buildempty(Relation index);
