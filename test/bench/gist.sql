@@ -64,6 +64,7 @@ BEGIN
   END LOOP;
   RESET enable_seqscan; RESET enable_bitmapscan; RESET enable_indexscan;
   RESET enable_hashjoin; RESET enable_mergejoin; RESET enable_material;
+  RESET enable_nestloop; RESET gpuext.enable_gist_join;
   INSERT INTO gb_times VALUES (case_name, method, best, n);
 END
 $f$;
@@ -88,7 +89,10 @@ SELECT pg_temp.gb_time('join q && t', 'gist nested loop',
   'SET enable_seqscan = off; SET enable_bitmapscan = off; SET enable_material = off', :reps);
 SELECT pg_temp.gb_time('join q && t', 'gpuext_gist nested loop',
   'SELECT count(*) FROM gb_q q JOIN gb_gx t ON t.bx && q.qb',
-  'SET enable_seqscan = off; SET enable_bitmapscan = off; SET enable_material = off', :reps);
+  'SET enable_seqscan = off; SET enable_bitmapscan = off; SET enable_material = off; SET gpuext.enable_gist_join = off', :reps);
+SELECT pg_temp.gb_time('join q && t', 'gpuext_gist GistJoin',
+  'SELECT count(*) FROM gb_q q JOIN gb_gx t ON t.bx && q.qb',
+  'SET enable_nestloop = off; SET enable_hashjoin = off; SET enable_mergejoin = off', :reps);
 SELECT pg_temp.gb_time('join q && t', 'gpuext_gist_probe batch',
   'SELECT count(*) FROM gpuext_gist_probe(''gb_gx_bx'', (SELECT array_agg(qb ORDER BY qid) FROM gb_q), ''&&'')',
   '', :reps);
