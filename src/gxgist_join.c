@@ -19,9 +19,10 @@
  * quals and the outer key need, each taken from the outer plan's tuple or
  * from the inner heap tuple (the map is in custom_private).
  *
- * Not offered: outer or inner joins other than INNER, SELECT FOR UPDATE
- * and data-modifying statements (EvalPlanQual), placeholders, system
- * columns or whole-row references of the inner table, pseudoconstant
+ * Not offered: joins other than INNER, SELECT FOR UPDATE and data-
+ * modifying statements (EvalPlanQual), queries with security barrier quals
+ * (row-level security, security barrier views: the quals' order matters),
+ * placeholders, system columns or whole-row references, pseudoconstant
  * clauses, parameterized paths.
  *
  * IDENTIFICATION
@@ -232,13 +233,23 @@ gxg_join_pathlist(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
 	if (!gxg_enable_join || jointype != JOIN_INNER ||
 		innerrel->reloptkind != RELOPT_BASEREL || innerrel->rtekind != RTE_RELATION ||
 		innerrel->indexlist == NIL || root->parse->commandType != CMD_SELECT ||
-		root->parse->rowMarks != NIL || !bms_is_empty(joinrel->lateral_relids) ||
+		root->parse->rowMarks != NIL || root->qual_security_level > 0 ||
+		!bms_is_empty(joinrel->lateral_relids) ||
 		!bms_is_empty(innerrel->lateral_relids))
 		return;
 	amoid = get_am_oid("gpuext_gist", true);
 	if (!OidIsValid(amoid))
 		return;
 
+	/* the inner table's restrictions first, as its scan would apply them */
+	foreach(lc, innerrel->baserestrictinfo)
+	{
+		RestrictInfo *rinfo = lfirst(lc);
+
+		if (rinfo->pseudoconstant)
+			return;
+		host_rinfos = lappend(host_rinfos, rinfo);
+	}
 	foreach(lc, extra->restrictlist)
 	{
 		RestrictInfo *rinfo = lfirst(lc);
@@ -254,14 +265,6 @@ gxg_join_pathlist(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
 	}
 	if (key_rinfo == NULL)
 		return;
-	foreach(lc, innerrel->baserestrictinfo)
-	{
-		RestrictInfo *rinfo = lfirst(lc);
-
-		if (rinfo->pseudoconstant)
-			return;
-		host_rinfos = lappend(host_rinfos, rinfo);
-	}
 
 	outer_path = outerrel->cheapest_total_path;
 	if (outer_path == NULL || outer_path->param_info != NULL)
@@ -347,7 +350,10 @@ gxg_join_plan(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 	priv = list_make1(makeInteger((int) indexoid));
 	priv = lappend(priv, makeInteger((int) heapoid));
 	priv = lappend(priv, makeInteger(list_nth_int(ints, 0)));
-	priv = lappend(priv, makeInteger((int) exprType((Node *) outer_expr)));
+	/* the argument type follows from the strategy (a domain is its base) */
+	priv = lappend(priv, makeInteger((list_nth_int(ints, 0) == GX_RT_CONTAINS_PT ||
+									  list_nth_int(ints, 0) == GX_RT_PT_SAME)
+									 ? (int) POINTOID : (int) BOXOID));
 	priv = lappend(priv, makeInteger(list_nth_int(ints, 1)));
 	priv = lappend(priv, makeInteger(list_nth_int(ints, 2)));
 
