@@ -86,6 +86,7 @@
 #include "utils/selfuncs.h"
 #include "utils/syscache.h"
 
+#include "cost.h"
 #include "gxgist.h"
 
 PG_FUNCTION_INFO_V1(gpuext_gist_handler);
@@ -254,9 +255,20 @@ gxg_covers(const GxRtEntry *outer, const GxRtEntry *inner)
 }
 
 /*
+ * Cost of one entry test of a node scan, in cost units: the CPU engine's
+ * calibrated time per row and instruction (costmodel/, gpuext_calibrate)
+ * times the instructions of a box test, converted by gpuext.cost_unit_us.
+ */
+double
+gxg_entry_test_cost(void)
+{
+	return GXG_TEST_INSNS * gx_cpu_engine_row_ns / 1e3 / Max(gx_cost_unit_us, 1e-3);
+}
+
+/*
  * amcostestimate: PostgreSQL's generic estimate (pages and entries visited
- * in proportion to the selectivity), plus the descent: one node scan of
- * node_size entries per level, each entry test an operator evaluation.
+ * in proportion to the selectivity), plus the descent: one node scan of a
+ * node's entries per level, priced by the cost model's entry test.
  */
 static void
 gxg_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
@@ -268,14 +280,16 @@ gxg_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 	GenericCosts costs;
 	double		levels;
 	double		fanout = GXG_MAX_NODE_SIZE * 0.7;
+	double		descent;
 
 	MemSet(&costs, 0, sizeof(costs));
 	genericcostestimate(root, path, loop_count, &costs);
 
 	/* the descent, as btree's: log_fanout(tuples) levels of node scans */
 	levels = (index->tuples > 1) ? ceil(log(index->tuples) / log(fanout)) : 1;
-	costs.indexStartupCost += levels * fanout * cpu_operator_cost;
-	costs.indexTotalCost += levels * fanout * cpu_operator_cost;
+	descent = levels * fanout * gxg_entry_test_cost();
+	costs.indexStartupCost += descent;
+	costs.indexTotalCost += descent;
 
 	*indexStartupCost = costs.indexStartupCost;
 	*indexTotalCost = costs.indexTotalCost;

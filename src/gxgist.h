@@ -81,8 +81,12 @@ typedef struct GxgOptions
 	int			fillfactor;		/* how full the build packs leaves, % */
 } GxgOptions;
 
+/* instructions of one entry test, for the cost model */
+#define GXG_TEST_INSNS		8
+
 /* gxgist.c */
 extern void gx_gist_init(void);
+extern double gxg_entry_test_cost(void);
 extern void gxg_init_page(Page page, uint16 flags, uint16 level);
 extern void gxg_box_of_datum(Relation index, Datum value, GxRtEntry *e);
 extern void gxg_union(const GxRtEntry *entries, int n, GxRtEntry *out);

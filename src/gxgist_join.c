@@ -297,7 +297,7 @@ gxg_join_pathlist(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
 	 */
 	outer_rows = Max(outer_path->rows, 1.0);
 	levels = (innerrel->tuples > 1) ? ceil(log(innerrel->tuples) / log(fanout)) : 1;
-	per_probe = (levels + joinrel->rows / outer_rows / fanout) * fanout * cpu_operator_cost;
+	per_probe = (levels + joinrel->rows / outer_rows / fanout) * fanout * gxg_entry_test_cost();
 	pages_fetched = index_pages_fetched(joinrel->rows, innerrel->pages,
 										(double) index->pages, root);
 	cost_qual_eval(&qcost, host_rinfos, root);
