@@ -90,6 +90,9 @@ INSERT INTO boxes SELECT g, box(point(g % 997, g % 991), point(g % 997 + 4, g % 
   FROM generate_series(20001, 40000) g;
 DELETE FROM boxes WHERE id % 7 = 0;
 VACUUM boxes;
+CREATE INDEX boxes_bx2 ON boxes USING gpuext_gist (bx) WITH (node_size = 32, fillfactor = 70);
+INSERT INTO boxes SELECT g, box(point(g % 997, g % 991), point(g % 997 + 1, g % 991 + 1))
+  FROM generate_series(40001, 45000) g;
 CREATE UNLOGGED TABLE uboxes (id int, bx box);
 INSERT INTO uboxes SELECT g, box(point(g, g), point(g + 1, g + 1)) FROM generate_series(1, 3000) g;
 CREATE INDEX uboxes_bx ON uboxes USING gpuext_gist (bx) WITH (node_size = 8);
@@ -100,6 +103,7 @@ $node->start;
 is($node->safe_psql('postgres', 'SELECT count(*) FROM boxes'), $count,
 	'committed rows are there after crash recovery');
 check_index($node, 'boxes_bx', 'after crash recovery');
+check_index($node, 'boxes_bx2', 'an index built since the checkpoint, after crash recovery');
 same_answers($node, 'boxes', 'after crash recovery');
 unlike(slurp_file($node->logfile), qr/inconsistent page found/,
 	'wal_consistency_checking found no inconsistent page');
@@ -114,6 +118,8 @@ is( $node->safe_psql(
 		'postgres',
 		"SET enable_seqscan = off; SELECT count(*) FROM uboxes WHERE bx && box '(10,10),(20,20)'"),
 	'12', 'unlogged index answers');
+
+$node->safe_psql('postgres', 'DROP INDEX boxes_bx2');
 
 # 3. a damaged inner node: its first entry's box no longer covers its child
 my $path = $node->data_dir . '/'
