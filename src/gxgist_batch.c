@@ -100,17 +100,18 @@ gxg_cmp_visit(const void *a, const void *b)
 	return (va->query > vb->query) - (va->query < vb->query);
 }
 
+/* heap order, then query: fetches of one heap page come together */
 static int
 gxg_cmp_pair(const void *a, const void *b)
 {
 	const GxRtPair *pa = a;
 	const GxRtPair *pb = b;
 
-	if (pa->query != pb->query)
-		return pa->query < pb->query ? -1 : 1;
 	if (pa->blk != pb->blk)
 		return pa->blk < pb->blk ? -1 : 1;
-	return (pa->off > pb->off) - (pa->off < pb->off);
+	if (pa->off != pb->off)
+		return pa->off < pb->off ? -1 : 1;
+	return (pa->query > pb->query) - (pa->query < pb->query);
 }
 
 /* The metapage's root and split count */
@@ -130,10 +131,11 @@ gxg_batch_meta(Relation index, BlockNumber *root, uint64 *splits)
 /*
  * The walk: every (query, heap TID) pair where the leaf entry passes
  * drive[query] and every filter key (filter: nfilter queries of nfilterkeys
- * keys, sorted by key, OR within a key, as gx_rt_node_scan), sorted by
- * query then TID.  Each drive query is queued on the nodes it reaches, so
+ * keys, sorted by key, OR within a key, as gx_rt_node_scan).  Each drive query is queued on the nodes it reaches, so
  * a node scan tests only the queries that reached the node; the filter
  * keys (the other scan keys of an index scan) are tested once per entry.
+ * The pairs come in heap order (TID, then query), so the heap fetches that
+ * follow read each page once and each row once.
  *
  * Locking: the metapage's heavyweight lock in share mode (inserts take it
  * exclusively); on a standby, where replay takes no such lock, the walk
@@ -297,6 +299,7 @@ gpuext_gist_probe(PG_FUNCTION_ARGS)
 	IndexFetchTableData *fetch;
 	TupleTableSlot *slot;
 	Snapshot	snapshot = GetActiveSnapshot();
+	bool		found = false;
 	MemoryContext ctx;
 	MemoryContext old;
 
@@ -372,7 +375,13 @@ gpuext_gist_probe(PG_FUNCTION_ARGS)
 
 		CHECK_FOR_INTERRUPTS();
 		ItemPointerSet(&tid, pairs[i].blk, pairs[i].off);
-		if (table_index_fetch_tuple(fetch, &tid, snapshot, slot, &call_again, &all_dead))
+		/* pairs are in TID order: fetch a row once for all its queries */
+		if (i == 0 || pairs[i].blk != pairs[i - 1].blk || pairs[i].off != pairs[i - 1].off)
+		{
+			ExecClearTuple(slot);
+			found = table_index_fetch_tuple(fetch, &tid, snapshot, slot, &call_again, &all_dead);
+		}
+		if (found)
 		{
 			Datum		values[2];
 			bool		rnulls[2] = {false, false};
@@ -385,7 +394,6 @@ gpuext_gist_probe(PG_FUNCTION_ARGS)
 			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, rnulls);
 			MemoryContextSwitchTo(ctx);
 		}
-		ExecClearTuple(slot);
 	}
 	ExecDropSingleTupleTableSlot(slot);
 	table_index_fetch_end(fetch);

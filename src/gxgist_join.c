@@ -98,6 +98,7 @@ typedef struct GxgJoinState
 	GxRtPair   *pairs;
 	int64		npairs;
 	int64		next;
+	bool		found;			/* the current TID has a visible row */
 	bool		outer_done;
 } GxgJoinState;
 
@@ -575,8 +576,14 @@ gxg_join_next(ScanState *ss)
 
 			CHECK_FOR_INTERRUPTS();
 			ItemPointerSet(&tid, p->blk, p->off);
-			if (!table_index_fetch_tuple(js->fetch, &tid, snapshot, js->heap_slot,
-										 &call_again, &all_dead))
+			/* pairs are in TID order: a row is fetched once for all its probes */
+			if (js->next == 1 || p->blk != p[-1].blk || p->off != p[-1].off)
+			{
+				ExecClearTuple(js->heap_slot);
+				js->found = table_index_fetch_tuple(js->fetch, &tid, snapshot, js->heap_slot,
+													&call_again, &all_dead);
+			}
+			if (!js->found)
 				continue;
 			ExecStoreMinimalTuple(js->outer_rows[p->query], js->outer_slot, false);
 			return gxg_join_fill(js, js->outer_slot, js->heap_slot);

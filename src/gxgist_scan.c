@@ -184,13 +184,6 @@ gxg_keys_to_queries(IndexScanDesc scan, GxgArray *queries)
 	return true;
 }
 
-/* qsort order of TIDs */
-static int
-gxg_cmp_tid(const void *a, const void *b)
-{
-	return ItemPointerCompare((ItemPointer) a, (ItemPointer) b);
-}
-
 /*
  * The search: every heap TID whose key passes every scan key (the queries
  * of one key OR-ed), in heap order.  The key with the most queries (an
@@ -241,14 +234,15 @@ gxg_search(Relation index, const GxRtQuery *queries, int nqueries, int nkeys,
 	pairs = gxg_walk(index, drive, ndrive, filter, nfilter, nkeys - 1, &npairs);
 
 	/* one TID per row: the drive queries' lists may overlap */
+	/* pairs come in TID order (gxg_walk): keep one of each TID */
 	tids = palloc_extended(Max(npairs, 1) * sizeof(ItemPointerData), MCXT_ALLOC_HUGE);
 	for (int64 i = 0; i < npairs; i++)
-		ItemPointerSet(&tids[i], pairs[i].blk, pairs[i].off);
-	if (npairs > 1)
-		qsort(tids, npairs, sizeof(ItemPointerData), gxg_cmp_tid);
-	for (int64 i = 0; i < npairs; i++)
-		if (n == 0 || !ItemPointerEquals(&tids[n - 1], &tids[i]))
-			tids[n++] = tids[i];
+	{
+		if (i > 0 && pairs[i].blk == pairs[i - 1].blk && pairs[i].off == pairs[i - 1].off)
+			continue;
+		ItemPointerSet(&tids[n], pairs[i].blk, pairs[i].off);
+		n++;
+	}
 	if (pairs)
 		pfree(pairs);
 	pfree(drive);
