@@ -11,6 +11,10 @@
  * leaf with the same key, and no TID is in two leaves.  Any failure is an
  * ERROR with SQLSTATE XX002 (index corrupted).
  *
+ * On a hot standby, run it while replay is quiet: a node split replayed
+ * during the walk can be reported as a node not reachable from the root
+ * (scans retry such walks, the checker does not).
+ *
  * IDENTIFICATION
  *		src/gxgist_check.c
  *-------------------------------------------------------------------------
