@@ -274,6 +274,55 @@ gx_rt_node_scan(const GxRtEntry *entries, int nentries, bool leaf,
 
 #ifndef __CUDACC__
 /*
+ * One level of the walk over a mirror, the kernel's contract on the host
+ * (the CPU engine's form of cuda/rtree.cu): the same mirror layout, visits
+ * grouped by node, the same outputs, at most out_cap written; returns how
+ * many there are (more than out_cap: retry with a larger buffer).
+ */
+static inline uint32_t
+gx_rtree_level_cpu(const GxRtEntry *nodes, const uint16_t *counts,
+				   uint32_t node_stride, const GxRtQuery *queries,
+				   const GxRtVisit *visits, uint32_t nvisits,
+				   bool leaf, void *out, uint32_t out_cap)
+{
+	uint32_t	count = 0;
+
+	for (uint32_t v = 0; v < nvisits; v++)
+	{
+		uint32_t	node = visits[v].node;
+		const GxRtEntry *e = nodes + (size_t) node * node_stride;
+		const GxRtQuery *q = &queries[visits[v].query];
+
+		for (uint32_t i = 0; i < counts[node]; i++)
+		{
+			if (!gx_rt_test(&e[i], q, leaf))
+				continue;
+			if (count < out_cap)
+			{
+				if (leaf)
+				{
+					GxRtPair   *p = &((GxRtPair *) out)[count];
+
+					p->query = visits[v].query;
+					p->blk = e[i].blk;
+					p->off = e[i].off;
+					p->pad = 0;
+				}
+				else
+				{
+					GxRtVisit  *n = &((GxRtVisit *) out)[count];
+
+					n->node = e[i].blk;
+					n->query = visits[v].query;
+				}
+			}
+			count++;
+		}
+	}
+	return count;
+}
+
+/*
  * The device form (cuda/rtree.cu): one level of visits over a device
  * mirror of the tree (node i's entries at nodes + i * node_stride, counts
  * in counts[]), run on stream; visits are grouped by node.  Writes the

@@ -375,6 +375,23 @@ RESET gpuext.gist_join_batch;
 DELETE FROM gg_q WHERE qid = 17;
 DROP FUNCTION gg_join_cmp(text);
 
+-- gpuext.gist_walk = mirror: each search copies the index into the
+-- device's layout and runs the level-by-level driver with the host form of
+-- the kernel's contract (outputs sized first, enlarged, run again)
+SET gpuext.gist_walk = mirror;
+SELECT gg_cmp('t.bx && q.qb');
+SELECT gg_cmp('t.bx <@ q.qb');
+SELECT gg_cmp('t.bx ~= q.qb');
+SELECT gg_cmp('t.pt <@ q.qb');
+SELECT gg_cmp('t.bx && q.qb AND t.bx @> box ''(11,11),(11,11)''');
+SET enable_seqscan = off;
+SELECT count(*) FROM gg_gx WHERE bx && ANY ((SELECT array_agg(qb) FROM gg_q WHERE qid NOT IN (5, 11))::box[]);
+RESET enable_seqscan;
+SELECT count(*) FROM gg_seq WHERE bx && ANY ((SELECT array_agg(qb) FROM gg_q WHERE qid NOT IN (5, 11))::box[]);
+SELECT count(*) FROM gpuext_gist_probe('gg_gx_bx', (SELECT array_agg(qb ORDER BY qid) FROM gg_q));
+RESET gpuext.gist_walk;
+SELECT count(*) FROM gpuext_gist_probe('gg_gx_bx', (SELECT array_agg(qb ORDER BY qid) FROM gg_q));
+
 -- empty tables, all-NULL tables, CREATE INDEX CONCURRENTLY, unlogged
 CREATE TABLE gg_empty (bx box);
 CREATE INDEX gg_empty_bx ON gg_empty USING gpuext_gist (bx);

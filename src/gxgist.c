@@ -121,6 +121,7 @@ gx_gist_init(void)
 	gxg_relopt_tab[1].offset = offsetof(GxgOptions, fillfactor);
 
 	gx_gist_join_init();
+	gx_gist_mirror_init();
 }
 
 /* amoptions: parse and validate the reloptions */

@@ -124,6 +124,25 @@ extern GxRtPair *gxg_walk(Relation index, const GxRtQuery *drive, uint32 ndrive,
 						  const GxRtQuery *filter, int nfilter, int nfilterkeys,
 						  int64 *npairs);
 
+/* gxgist_mirror.c: the index in the device's layout */
+typedef struct GxgMirror
+{
+	GxRtEntry  *nodes;			/* node b at nodes + b * GXG_MAX_NODE_SIZE */
+	uint16	   *counts;			/* entries of node b (0: not a node) */
+	uint32		nblocks;
+	BlockNumber root;
+	uint32		root_level;
+} GxgMirror;
+
+#define GXG_WALK_PAGES		0
+#define GXG_WALK_MIRROR		1
+extern int	gxg_walk_engine;
+extern void gx_gist_mirror_init(void);
+extern GxgMirror *gxg_mirror_build(Relation index);
+extern GxRtPair *gxg_mirror_walk(Relation index, const GxgMirror *m,
+								 const GxRtQuery *queries, uint32 nqueries,
+								 int64 *npairs);
+
 /* gxgist_vacuum.c */
 extern IndexBulkDeleteResult *gxg_bulkdelete(IndexVacuumInfo *info,
 											 IndexBulkDeleteResult *stats,

@@ -159,8 +159,23 @@ gxg_walk(Relation index, const GxRtQuery *drive, uint32 ndrive,
 		GxgVisits	level = {NULL, 0, 0};
 
 		gxg_batch_meta(index, &root, &splits_before);
-		for (uint32 q = 0; q < ndrive; q++)
-			gxg_push_visit(&level, root, q);
+
+		/* gpuext.gist_walk = mirror: the device's layout and level driver */
+		if (gxg_walk_engine == GXG_WALK_MIRROR && nfilterkeys == 0)
+		{
+			GxgMirror  *m = gxg_mirror_build(index);
+
+			pairs.p = gxg_mirror_walk(index, m, drive, ndrive, &pairs.n);
+			pairs.cap = pairs.n;
+			pfree(m->nodes);
+			pfree(m->counts);
+			pfree(m);
+		}
+		else
+		{
+			for (uint32 q = 0; q < ndrive; q++)
+				gxg_push_visit(&level, root, q);
+		}
 
 		while (level.n > 0)
 		{
@@ -226,7 +241,11 @@ gxg_walk(Relation index, const GxRtQuery *drive, uint32 ndrive,
 		gxg_batch_meta(index, &root, &splits_after);
 		if (splits_after == splits_before)
 			break;
-		pairs.n = 0;			/* a split was replayed meanwhile (standby) */
+		/* a split was replayed meanwhile (standby) */
+		if (pairs.p)
+			pfree(pairs.p);
+		pairs.p = NULL;
+		pairs.n = pairs.cap = 0;
 	}
 	if (locked)
 		UnlockPage(index, GXG_META_BLKNO, ShareLock);
