@@ -55,6 +55,24 @@ sub compare
 			"SET enable_seqscan = off; $q");
 		is($got, $want, "$label: the standby's index answers as the primary's table");
 	}
+	# the batch paths on the standby: a GistJoin and gpuext_gist_probe
+	my $qj = "SELECT count(*), coalesce(sum(hashint4(b.id) # hashint4(w.k)), 0)
+	            FROM (VALUES (1, box '(10,10),(30,30)'), (2, box '(60,1),(61,80)'),
+	                         (3, box '(0,0),(5,5)')) w(k, wb)
+	            JOIN boxes b ON b.bx && w.wb";
+	my $want_join = $primary->safe_psql('postgres',
+		"SET gpuext.enable_gist_join = off; SET enable_indexscan = off; SET enable_bitmapscan = off; $qj");
+	like($standby->safe_psql('postgres',
+			"SET enable_nestloop = off; SET enable_hashjoin = off; SET enable_mergejoin = off; EXPLAIN $qj"),
+		qr/GistJoin/, "$label: the standby plans a GistJoin");
+	is($standby->safe_psql('postgres',
+			"SET enable_nestloop = off; SET enable_hashjoin = off; SET enable_mergejoin = off; $qj"),
+		$want_join, "$label: GistJoin on the standby answers as the primary's table");
+	is($standby->safe_psql('postgres',
+			"SELECT count(*) FROM gpuext_gist_probe('boxes_bx', ARRAY[box '(10,10),(30,30)', box '(60,1),(61,80)', box '(0,0),(5,5)'])"),
+		$primary->safe_psql('postgres',
+			"SELECT count(*) FROM gpuext_gist_probe('boxes_bx', ARRAY[box '(10,10),(30,30)', box '(60,1),(61,80)', box '(0,0),(5,5)'])"),
+		"$label: gpuext_gist_probe on the standby answers as on the primary");
 	for my $idx ('boxes_bx', 'pts_p')
 	{
 		is( $standby->safe_psql('postgres',
