@@ -59,6 +59,7 @@ typedef struct GxgPairs
 	int64		cap;
 } GxgPairs;
 
+/* Append a visit (node, query) to a growable list */
 static void
 gxg_push_visit(GxgVisits *a, uint32 node, uint32 query)
 {
@@ -73,6 +74,7 @@ gxg_push_visit(GxgVisits *a, uint32 node, uint32 query)
 	a->n++;
 }
 
+/* Append a result pair (query, heap TID) to a growable list */
 static void
 gxg_push_pair(GxgPairs *a, uint32 query, uint32 blk, uint16 off)
 {
@@ -89,6 +91,7 @@ gxg_push_pair(GxgPairs *a, uint32 query, uint32 blk, uint16 off)
 	a->n++;
 }
 
+/* qsort order of visits: by node, then query (a node read once a level) */
 static int
 gxg_cmp_visit(const void *a, const void *b)
 {

@@ -105,6 +105,7 @@ gxg_cmp_double(double a, double b)
 	return (a > b) - (a < b);
 }
 
+/* qsort order by the x of the entries' centres (the STR slices) */
 static int
 gxg_cmp_x(const void *a, const void *b)
 {
@@ -114,6 +115,7 @@ gxg_cmp_x(const void *a, const void *b)
 	return gxg_cmp_double(ea->xlo / 2 + ea->xhi / 2, eb->xlo / 2 + eb->xhi / 2);
 }
 
+/* qsort order by the y of the entries' centres (within a slice) */
 static int
 gxg_cmp_y(const void *a, const void *b)
 {

@@ -131,9 +131,9 @@ static const CustomExecMethods gxg_join_exec_methods = {
 };
 
 /* Is every Var of node a plain column (no placeholders, no system or
- * whole-row columns of the inner rel)? */
+ * whole-row columns)? */
 static bool
-gxg_join_vars_ok(Node *node, Index inner_relid)
+gxg_join_vars_ok(Node *node)
 {
 	List	   *vars = pull_var_clause(node, PVC_INCLUDE_PLACEHOLDERS);
 	ListCell   *lc;
@@ -145,7 +145,6 @@ gxg_join_vars_ok(Node *node, Index inner_relid)
 		if (!IsA(v, Var) || v->varlevelsup != 0 || v->varattno <= 0)
 			return false;
 	}
-	(void) inner_relid;
 	return true;
 }
 
@@ -272,9 +271,9 @@ gxg_join_pathlist(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
 		return;
 
 	/* plain columns only, and every outer column in the outer path's output */
-	if (!gxg_join_vars_ok((Node *) joinrel->reltarget->exprs, innerrel->relid) ||
-		!gxg_join_vars_ok((Node *) extract_actual_clauses(host_rinfos, false), innerrel->relid) ||
-		!gxg_join_vars_ok((Node *) outer_expr, innerrel->relid))
+	if (!gxg_join_vars_ok((Node *) joinrel->reltarget->exprs) ||
+		!gxg_join_vars_ok((Node *) extract_actual_clauses(host_rinfos, false)) ||
+		!gxg_join_vars_ok((Node *) outer_expr))
 		return;
 	{
 		List	   *vars = pull_var_clause((Node *) list_make3(joinrel->reltarget->exprs,
@@ -601,12 +600,14 @@ gxg_join_recheck(ScanState *ss, TupleTableSlot *slot)
 	return true;
 }
 
+/* ExecCustomScan: the joined rows through ExecScan (quals, projection) */
 static TupleTableSlot *
 gxg_join_exec(CustomScanState *node)
 {
 	return ExecScan(&node->ss, gxg_join_next, gxg_join_recheck);
 }
 
+/* EndCustomScan: the outer plan, the heap fetcher, the relations */
 static void
 gxg_join_end(CustomScanState *node)
 {
@@ -619,6 +620,7 @@ gxg_join_end(CustomScanState *node)
 	MemoryContextDelete(js->batch_ctx);
 }
 
+/* ReScanCustomScan: start over from the first outer row */
 static void
 gxg_join_rescan(CustomScanState *node)
 {
