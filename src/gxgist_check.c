@@ -11,9 +11,12 @@
  * leaf with the same key, and no TID is in two leaves.  Any failure is an
  * ERROR with SQLSTATE XX002 (index corrupted).
  *
- * On a hot standby, run it while replay is quiet: a node split replayed
- * during the walk can be reported as a node not reachable from the root
- * (scans retry such walks, the checker does not).
+ * On a hot standby, run it (without heapallindexed, which needs a SHARE
+ * lock) while replay is quiet: changes replayed during the walk (a split,
+ * a parent box enlarged after the walk passed it) can be reported as
+ * faults.  Scans are not affected: a scan retries when a split was
+ * replayed during its walk, and a key whose parent box it read before the
+ * enlargement belongs to a transaction its snapshot cannot see.
  *
  * IDENTIFICATION
  *		src/gxgist_check.c
