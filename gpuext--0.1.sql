@@ -139,3 +139,60 @@ SELECT substr(s.name, 8) AS parameter,
  WHERE s.name LIKE 'gpuext.%' AND s.vartype = 'real';
 
 GRANT SELECT ON gpuext_calibration TO PUBLIC;
+
+-- ---------------------------------------------------------------------
+-- gpuext_gist: a wide-node R-tree index access method over box and point
+-- columns (src/gxgist*.c).  Reloptions node_size (8 .. 204 entries per
+-- node, default 204) and fillfactor (10 .. 100, default 90).  Searches
+-- are exact (no recheck); "col && ANY(array)" is one batched walk.
+-- ---------------------------------------------------------------------
+CREATE FUNCTION gpuext_gist_handler(internal)
+RETURNS index_am_handler
+AS 'MODULE_PATHNAME', 'gpuext_gist_handler'
+LANGUAGE C;
+
+CREATE ACCESS METHOD gpuext_gist TYPE INDEX HANDLER gpuext_gist_handler;
+COMMENT ON ACCESS METHOD gpuext_gist IS 'gpuext R-tree with wide nodes (GPU node scans)';
+
+CREATE OPERATOR CLASS gpuext_gist_box_ops
+DEFAULT FOR TYPE box USING gpuext_gist AS
+    OPERATOR 1 && (box, box),
+    OPERATOR 2 @> (box, box),
+    OPERATOR 3 <@ (box, box),
+    OPERATOR 4 ~= (box, box),
+    OPERATOR 5 @> (box, point);
+
+CREATE OPERATOR CLASS gpuext_gist_point_ops
+DEFAULT FOR TYPE point USING gpuext_gist AS
+    OPERATOR 6 <@ (point, box),
+    OPERATOR 7 ~= (point, point);
+
+-- Verify a gpuext_gist index: the tree's structure, and with
+-- heapallindexed every heap tuple's key in a leaf.  ERROR (XX002) on the
+-- first fault found.  Superuser only.
+CREATE FUNCTION gpuext_gist_check(
+    index regclass,
+    heapallindexed boolean DEFAULT false,
+    OUT levels int,
+    OUT pages bigint,
+    OUT leaf_entries bigint,
+    OUT heap_tuples bigint)
+RETURNS record
+AS 'MODULE_PATHNAME', 'gpuext_gist_check'
+LANGUAGE C VOLATILE PARALLEL RESTRICTED;
+
+REVOKE ALL ON FUNCTION gpuext_gist_check(regclass, boolean) FROM PUBLIC;
+
+-- A batch of probes into a gpuext_gist index, one result list per probe:
+-- for every element of queries (1-based), the visible rows whose key
+-- satisfies "key op element" (box indexes: && @> <@ ~=; point indexes:
+-- <@), as (query, ctid).  One level-synchronous walk for the whole batch.
+CREATE FUNCTION gpuext_gist_probe(
+    index regclass,
+    queries box[],
+    op text DEFAULT '&&',
+    OUT query int,
+    OUT ctid tid)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'gpuext_gist_probe'
+LANGUAGE C STABLE PARALLEL RESTRICTED;

@@ -176,6 +176,7 @@ _PG_init(void)
 {
 	define_gucs();
 	gx_check_itemid_layout();
+	gx_gist_init();				/* gpuext_gist reloptions: with or without preload */
 
 	if (!process_shared_preload_libraries_in_progress)
 		return;

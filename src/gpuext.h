@@ -273,4 +273,7 @@ extern Size gx_batch_size(uint32 npages, Size program_len, Size out_per_page);
 extern void gx_batch_layout(GxBatch *batch, int kind, uint32 npages,
 							Size program_len, Size out_per_page);
 
+/* gxgist.c: the gpuext_gist index access method */
+extern void gx_gist_init(void);
+
 #endif							/* GPUEXT_H */

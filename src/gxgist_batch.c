@@ -1,0 +1,428 @@
+/*-------------------------------------------------------------------------
+ * gxgist_batch.c
+ *		Batches of independent probes into a gpuext_gist index, each with
+ *		its own result list: the CPU engine of the level-synchronous walk
+ *		that cuda/rtree.cu runs on the device, and the SQL entry point
+ *		gpuext_gist_probe(index, boxes, operator).
+ *
+ * A level is a list of visits (node, query).  Sorted by node, each node is
+ * read once per level and scanned against the queries queued on it (the
+ * test matrix of Beier et al.); matches become the next level's visits or,
+ * at the leaves, (query, heap TID) pairs.  The tests are gx_rt_test
+ * (cuda/gx_rtree.h), the device's to the bit.
+ *
+ * Not done yet: the GPU service does not run this walk (no device mirror
+ * of the index, no request kind); every batch runs on the CPU engine.
+ *
+ * IDENTIFICATION
+ *		src/gxgist_batch.c
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/relation.h"
+#include "access/table.h"
+#include "access/tableam.h"
+#include "access/xlog.h"
+#include "catalog/index.h"
+#include "catalog/pg_type.h"
+#include "executor/tuptable.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "storage/bufmgr.h"
+#include "storage/lmgr.h"
+#include "utils/acl.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+#include "utils/snapmgr.h"
+#include "utils/tuplestore.h"
+
+#include "gxgist.h"
+
+PG_FUNCTION_INFO_V1(gpuext_gist_probe);
+
+/* growable arrays of visits and pairs */
+typedef struct GxgVisits
+{
+	GxRtVisit  *v;
+	int64		n;
+	int64		cap;
+} GxgVisits;
+
+typedef struct GxgPairs
+{
+	GxRtPair   *p;
+	int64		n;
+	int64		cap;
+} GxgPairs;
+
+/* Append a visit (node, query) to a growable list */
+static void
+gxg_push_visit(GxgVisits *a, uint32 node, uint32 query)
+{
+	if (a->n == a->cap)
+	{
+		a->cap = a->cap ? a->cap * 2 : 256;
+		a->v = a->v ? repalloc_huge(a->v, a->cap * sizeof(GxRtVisit))
+			: palloc_extended(a->cap * sizeof(GxRtVisit), MCXT_ALLOC_HUGE);
+	}
+	a->v[a->n].node = node;
+	a->v[a->n].query = query;
+	a->n++;
+}
+
+/* Append a result pair (query, heap TID) to a growable list */
+static void
+gxg_push_pair(GxgPairs *a, uint32 query, uint32 blk, uint16 off)
+{
+	if (a->n == a->cap)
+	{
+		a->cap = a->cap ? a->cap * 2 : 256;
+		a->p = a->p ? repalloc_huge(a->p, a->cap * sizeof(GxRtPair))
+			: palloc_extended(a->cap * sizeof(GxRtPair), MCXT_ALLOC_HUGE);
+	}
+	a->p[a->n].query = query;
+	a->p[a->n].blk = blk;
+	a->p[a->n].off = off;
+	a->p[a->n].pad = 0;
+	a->n++;
+}
+
+/* qsort order of visits: by node, then query (a node read once a level) */
+static int
+gxg_cmp_visit(const void *a, const void *b)
+{
+	const GxRtVisit *va = a;
+	const GxRtVisit *vb = b;
+
+	if (va->node != vb->node)
+		return va->node < vb->node ? -1 : 1;
+	return (va->query > vb->query) - (va->query < vb->query);
+}
+
+/* heap order, then query: fetches of one heap page come together */
+static int
+gxg_cmp_pair(const void *a, const void *b)
+{
+	const GxRtPair *pa = a;
+	const GxRtPair *pb = b;
+
+	if (pa->blk != pb->blk)
+		return pa->blk < pb->blk ? -1 : 1;
+	if (pa->off != pb->off)
+		return pa->off < pb->off ? -1 : 1;
+	return (pa->query > pb->query) - (pa->query < pb->query);
+}
+
+/* The metapage's root and split count */
+static void
+gxg_batch_meta(Relation index, BlockNumber *root, uint64 *splits)
+{
+	Buffer		metabuf = ReadBuffer(index, GXG_META_BLKNO);
+	GxgMetaPageData *meta;
+
+	LockBuffer(metabuf, BUFFER_LOCK_SHARE);
+	meta = gxg_check_meta(index, BufferGetPage(metabuf));
+	*root = meta->root;
+	*splits = meta->split_count;
+	UnlockReleaseBuffer(metabuf);
+}
+
+/*
+ * The walk: every (query, heap TID) pair where the leaf entry passes
+ * drive[query] and every filter key (filter: nfilter queries of nfilterkeys
+ * keys, sorted by key, OR within a key, as gx_rt_node_scan).  Each drive query is queued on the nodes it reaches, so
+ * a node scan tests only the queries that reached the node; the filter
+ * keys (the other scan keys of an index scan) are tested once per entry.
+ * The pairs come in heap order (TID, then query), so the heap fetches that
+ * follow read each page once and each row once.
+ *
+ * Locking: the metapage's heavyweight lock in share mode (inserts take it
+ * exclusively); on a standby, where replay takes no such lock, the walk
+ * starts over if the split count changed meanwhile (src/gxgist.c).
+ */
+GxRtPair *
+gxg_walk(Relation index, const GxRtQuery *drive, uint32 ndrive,
+		 const GxRtQuery *filter, int nfilter, int nfilterkeys, int64 *npairs)
+{
+	bool		locked = !RecoveryInProgress();
+	GxgPairs	pairs = {NULL, 0, 0};
+	bool		pass[GXG_MAX_NODE_SIZE];
+
+	if (locked)
+		LockPage(index, GXG_META_BLKNO, ShareLock);
+	for (;;)
+	{
+		BlockNumber root;
+		uint64		splits_before;
+		uint64		splits_after;
+		GxgVisits	level = {NULL, 0, 0};
+
+		gxg_batch_meta(index, &root, &splits_before);
+
+		/* gpuext.gist_walk = mirror: the device's layout and level driver */
+		if (gxg_walk_engine == GXG_WALK_MIRROR && nfilterkeys == 0)
+		{
+			GxgMirror  *m = gxg_mirror_build(index);
+
+			pairs.p = gxg_mirror_walk(index, m, drive, ndrive, &pairs.n);
+			pairs.cap = pairs.n;
+			pfree(m->nodes);
+			pfree(m->counts);
+			pfree(m);
+		}
+		else
+		{
+			for (uint32 q = 0; q < ndrive; q++)
+				gxg_push_visit(&level, root, q);
+		}
+
+		while (level.n > 0)
+		{
+			GxgVisits	next = {NULL, 0, 0};
+			int64		run = 0;
+
+			qsort(level.v, level.n, sizeof(GxRtVisit), gxg_cmp_visit);
+			while (run < level.n)
+			{
+				BlockNumber blk = level.v[run].node;
+				int64		run_end = run;
+				Buffer		buf;
+				Page		page;
+				GxRtEntry  *entries;
+				int			n;
+				bool		leaf;
+
+				while (run_end < level.n && level.v[run_end].node == blk)
+					run_end++;
+				CHECK_FOR_INTERRUPTS();
+				buf = ReadBuffer(index, blk);
+				LockBuffer(buf, BUFFER_LOCK_SHARE);
+				page = BufferGetPage(buf);
+				if (PageIsNew(page) || GxgPageIsMeta(page) ||
+					GxgPageGetOpaque(page)->page_id != GXG_PAGE_ID ||
+					GxgPageGetNEntries(page) > GXG_MAX_NODE_SIZE)
+					ereport(ERROR,
+							(errcode(ERRCODE_INDEX_CORRUPTED),
+							 errmsg("index \"%s\" block %u is not a gpuext_gist node",
+									RelationGetRelationName(index), blk)));
+				entries = GxgPageGetEntries(page);
+				n = GxgPageGetNEntries(page);
+				leaf = GxgPageIsLeaf(page);
+
+				/* the filter keys, once per entry */
+				if (nfilterkeys > 0)
+					gx_rt_node_scan(entries, n, leaf, filter, nfilter, nfilterkeys, pass);
+				else
+					memset(pass, true, n * sizeof(bool));
+
+				/* the test matrix: queries queued here x entries */
+				for (int64 v = run; v < run_end; v++)
+				{
+					uint32		q = level.v[v].query;
+
+					for (int i = 0; i < n; i++)
+					{
+						if (!pass[i] || !gx_rt_test(&entries[i], &drive[q], leaf))
+							continue;
+						if (leaf)
+							gxg_push_pair(&pairs, q, entries[i].blk, entries[i].off);
+						else
+							gxg_push_visit(&next, entries[i].blk, q);
+					}
+				}
+				UnlockReleaseBuffer(buf);
+				run = run_end;
+			}
+			pfree(level.v);
+			level = next;
+		}
+
+		gxg_batch_meta(index, &root, &splits_after);
+		if (splits_after == splits_before)
+			break;
+		/* a split was replayed meanwhile (standby) */
+		if (pairs.p)
+			pfree(pairs.p);
+		pairs.p = NULL;
+		pairs.n = pairs.cap = 0;
+	}
+	if (locked)
+		UnlockPage(index, GXG_META_BLKNO, ShareLock);
+
+	if (pairs.n > 1)
+		qsort(pairs.p, pairs.n, sizeof(GxRtPair), gxg_cmp_pair);
+	*npairs = pairs.n;
+	return pairs.p;
+}
+
+/* The strategy of an operator name for an index's key type */
+static int
+gxg_probe_strategy(Relation index, const char *op)
+{
+	bool		is_point = TupleDescAttr(RelationGetDescr(index), 0)->atttypid == POINTOID;
+
+	if (is_point)
+	{
+		if (strcmp(op, "<@") == 0)
+			return GX_RT_PT_IN_BOX;
+	}
+	else
+	{
+		if (strcmp(op, "&&") == 0)
+			return GX_RT_OVERLAP;
+		if (strcmp(op, "@>") == 0)
+			return GX_RT_CONTAINS;
+		if (strcmp(op, "<@") == 0)
+			return GX_RT_CONTAINED;
+		if (strcmp(op, "~=") == 0)
+			return GX_RT_SAME;
+	}
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("gpuext_gist_probe: operator \"%s\" is not supported for a %s index",
+					op, is_point ? "point" : "box"),
+			 errhint("Box indexes take &&, @>, <@ and ~=; point indexes take <@.")));
+	return 0;
+}
+
+/*
+ * gpuext_gist_probe(index regclass, queries box[], op text)
+ *	 -> SETOF (query int, ctid tid)
+ *
+ * For every element of queries (1-based), the rows of the indexed table
+ * visible to the query's snapshot whose key satisfies "key op element";
+ * ctid is the visible version (HOT chains followed).  One batched walk for
+ * the whole array: the shape of a spatial join's inner side.
+ */
+Datum
+gpuext_gist_probe(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	Oid			indexoid;
+	ArrayType  *arr;
+	char	   *op;
+	Oid			heapoid;
+	Relation	heap;
+	Relation	index;
+	AclResult	aclresult;
+	int			strategy;
+	Datum	   *elems;
+	bool	   *nulls;
+	int			nelems;
+	GxRtQuery  *queries;
+	uint32	   *query_pos;
+	uint32		nq = 0;
+	GxRtPair   *pairs;
+	int64		npairs;
+	IndexFetchTableData *fetch;
+	TupleTableSlot *slot;
+	Snapshot	snapshot = GetActiveSnapshot();
+	bool		found = false;
+	MemoryContext ctx;
+	MemoryContext old;
+
+	if (PG_ARGISNULL(0) || PG_ARGISNULL(2))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("gpuext_gist_probe: index and operator must not be NULL")));
+	InitMaterializedSRF(fcinfo, 0);
+	if (PG_ARGISNULL(1))
+		return (Datum) 0;
+	indexoid = PG_GETARG_OID(0);
+	arr = PG_GETARG_ARRAYTYPE_P(1);
+	op = text_to_cstring(PG_GETARG_TEXT_PP(2));
+
+	heapoid = IndexGetRelation(indexoid, true);
+	if (!OidIsValid(heapoid))
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("\"%s\" is not an index",
+						get_rel_name(indexoid) ? get_rel_name(indexoid) : "?")));
+	heap = table_open(heapoid, AccessShareLock);
+	aclresult = pg_class_aclcheck(heapoid, GetUserId(), ACL_SELECT);
+	if (aclresult != ACLCHECK_OK)
+		aclcheck_error(aclresult, OBJECT_TABLE, RelationGetRelationName(heap));
+	index = index_open(indexoid, AccessShareLock);
+	if (index->rd_indam == NULL || index->rd_indam->ambuild != gxg_build)
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("\"%s\" is not a gpuext_gist index", RelationGetRelationName(index))));
+	if (!index->rd_index->indisvalid)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("gpuext_gist index \"%s\" is not valid", RelationGetRelationName(index))));
+	strategy = gxg_probe_strategy(index, op);
+
+	ctx = AllocSetContextCreate(CurrentMemoryContext, "gpuext_gist probe",
+								ALLOCSET_DEFAULT_SIZES);
+	old = MemoryContextSwitchTo(ctx);
+
+	/* the batch: non-NULL elements, numbered by their position */
+	deconstruct_array(arr, BOXOID, sizeof(BOX), false, TYPALIGN_DOUBLE,
+					  &elems, &nulls, &nelems);
+	queries = palloc_extended(Max(nelems, 1) * sizeof(GxRtQuery), MCXT_ALLOC_HUGE);
+	query_pos = palloc_extended(Max(nelems, 1) * sizeof(uint32), MCXT_ALLOC_HUGE);
+	for (int i = 0; i < nelems; i++)
+	{
+		BOX		   *b;
+
+		if (nulls[i])
+			continue;
+		b = DatumGetBoxP(elems[i]);
+		queries[nq].xlo = b->low.x;
+		queries[nq].ylo = b->low.y;
+		queries[nq].xhi = b->high.x;
+		queries[nq].yhi = b->high.y;
+		queries[nq].strategy = strategy;
+		queries[nq].key = 0;
+		query_pos[nq] = i + 1;
+		nq++;
+	}
+	pairs = nq > 0 ? gxg_walk(index, queries, nq, NULL, 0, 0, &npairs) : NULL;
+	if (nq == 0)
+		npairs = 0;
+
+	/* the visible version of each TID, as an index scan fetches it */
+	fetch = table_index_fetch_begin(heap);
+	slot = table_slot_create(heap, NULL);
+	for (int64 i = 0; i < npairs; i++)
+	{
+		ItemPointerData tid;
+		bool		call_again = false;
+		bool		all_dead = false;
+
+		CHECK_FOR_INTERRUPTS();
+		ItemPointerSet(&tid, pairs[i].blk, pairs[i].off);
+		/* pairs are in TID order: fetch a row once for all its queries */
+		if (i == 0 || pairs[i].blk != pairs[i - 1].blk || pairs[i].off != pairs[i - 1].off)
+		{
+			ExecClearTuple(slot);
+			found = table_index_fetch_tuple(fetch, &tid, snapshot, slot, &call_again, &all_dead);
+		}
+		if (found)
+		{
+			Datum		values[2];
+			bool		rnulls[2] = {false, false};
+			ItemPointerData *out = palloc(sizeof(ItemPointerData));
+
+			*out = slot->tts_tid;
+			values[0] = Int32GetDatum((int32) query_pos[pairs[i].query]);
+			values[1] = PointerGetDatum(out);
+			MemoryContextSwitchTo(old);
+			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, rnulls);
+			MemoryContextSwitchTo(ctx);
+		}
+	}
+	ExecDropSingleTupleTableSlot(slot);
+	table_index_fetch_end(fetch);
+
+	MemoryContextSwitchTo(old);
+	MemoryContextDelete(ctx);
+	index_close(index, AccessShareLock);
+	table_close(heap, AccessShareLock);
+	return (Datum) 0;
+}

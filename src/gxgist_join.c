@@ -1,0 +1,678 @@
+/*-------------------------------------------------------------------------
+ * gxgist_join.c
+ *		GistJoin: a spatial join (a JOIN b ON b.col OP a.expr) run as
+ *		batches of probes into b's gpuext_gist index.
+ *
+ * A CustomScan over the join relation, offered from set_join_pathlist_hook
+ * for inner joins whose inner side is a plain table with a gpuext_gist
+ * index on a column compared by one of its operators with an expression of
+ * the outer side.  The node reads up to gpuext.gist_join_batch outer rows,
+ * evaluates their keys, runs one level-synchronous walk for the whole
+ * batch (gxg_walk: each key queued on the nodes it reaches; the batch path
+ * that the GPU kernel cuda/rtree.cu runs on the device), fetches the
+ * visible version of each inner row (HOT chains followed, the query's
+ * snapshot) and returns outer + inner rows.  The index condition is exact
+ * and not rechecked; the other join clauses and the inner table's own
+ * restrictions are evaluated on each joined row.
+ *
+ * The scan tuple is custom_scan_tlist: every Var the target list, the
+ * quals and the outer key need, each taken from the outer plan's tuple or
+ * from the inner heap tuple (the map is in custom_private).
+ *
+ * Not offered: joins other than INNER, SELECT FOR UPDATE and data-
+ * modifying statements (EvalPlanQual), queries with security barrier quals
+ * (row-level security, security barrier views: the quals' order matters),
+ * placeholders, system columns or whole-row references, pseudoconstant
+ * clauses, parameterized paths.
+ *
+ * IDENTIFICATION
+ *		src/gxgist_join.c
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "access/relation.h"
+#include "access/table.h"
+#include "access/tableam.h"
+#include "catalog/index.h"
+#include "catalog/pg_am.h"
+#include "catalog/pg_type.h"
+#include "commands/defrem.h"
+#include "commands/explain.h"
+#include "executor/executor.h"
+#include "miscadmin.h"
+#include "nodes/extensible.h"
+#include "nodes/makefuncs.h"
+#include "nodes/nodeFuncs.h"
+#include "optimizer/cost.h"
+#include "optimizer/optimizer.h"
+#include "optimizer/pathnode.h"
+#include "optimizer/paths.h"
+#include "optimizer/restrictinfo.h"
+#include "optimizer/tlist.h"
+#include "utils/builtins.h"
+#include "utils/guc.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+#include "utils/ruleutils.h"
+
+#include "gxgist.h"
+
+static bool gxg_enable_join = true;
+static int	gxg_join_batch = 1024;
+static set_join_pathlist_hook_type prev_set_join_pathlist_hook = NULL;
+
+/* custom_private of the plan: these Integer nodes, then the source map */
+enum
+{
+	GXJ_INDEX_OID,
+	GXJ_HEAP_OID,
+	GXJ_STRATEGY,
+	GXJ_ARGTYPE,
+	GXJ_OPNO,
+	GXJ_ATTNO,
+	GXJ_NFIXED
+};
+
+typedef struct GxgJoinState
+{
+	CustomScanState css;
+	Relation	heap;
+	Relation	index;
+	ExprState  *key;
+	int			strategy;
+	Oid			argtype;
+	int			natts;			/* columns of the scan tuple */
+	int		   *src_inner;		/* per column: true = inner heap tuple */
+	int		   *src_att;		/* per column: attribute number in its source */
+	int			inner_maxatt;
+	TupleTableSlot *outer_slot; /* an outer row of the batch */
+	TupleTableSlot *heap_slot;	/* an inner row */
+	IndexFetchTableData *fetch;
+	MemoryContext batch_ctx;
+	MinimalTuple *outer_rows;	/* the batch, by query number */
+	GxRtQuery  *queries;
+	GxRtPair   *pairs;
+	int64		npairs;
+	int64		next;
+	bool		found;			/* the current TID has a visible row */
+	bool		outer_done;
+} GxgJoinState;
+
+static Plan *gxg_join_plan(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
+						   List *tlist, List *clauses, List *custom_plans);
+static Node *gxg_join_create_state(CustomScan *cscan);
+static void gxg_join_begin(CustomScanState *node, EState *estate, int eflags);
+static TupleTableSlot *gxg_join_exec(CustomScanState *node);
+static void gxg_join_end(CustomScanState *node);
+static void gxg_join_rescan(CustomScanState *node);
+static void gxg_join_explain(CustomScanState *node, List *ancestors, ExplainState *es);
+
+static const CustomPathMethods gxg_join_path_methods = {
+	.CustomName = "GistJoin",
+	.PlanCustomPath = gxg_join_plan,
+};
+
+static const CustomScanMethods gxg_join_plan_methods = {
+	.CustomName = "GistJoin",
+	.CreateCustomScanState = gxg_join_create_state,
+};
+
+static const CustomExecMethods gxg_join_exec_methods = {
+	.CustomName = "GistJoin",
+	.BeginCustomScan = gxg_join_begin,
+	.ExecCustomScan = gxg_join_exec,
+	.EndCustomScan = gxg_join_end,
+	.ReScanCustomScan = gxg_join_rescan,
+	.ExplainCustomScan = gxg_join_explain,
+};
+
+/* Is every Var of node a plain column (no placeholders, no system or
+ * whole-row columns)? */
+static bool
+gxg_join_vars_ok(Node *node)
+{
+	List	   *vars = pull_var_clause(node, PVC_INCLUDE_PLACEHOLDERS);
+	ListCell   *lc;
+
+	foreach(lc, vars)
+	{
+		Var		   *v = lfirst(lc);
+
+		if (!IsA(v, Var) || v->varlevelsup != 0 || v->varattno <= 0)
+			return false;
+	}
+	return true;
+}
+
+/*
+ * The index probe of a join clause: inner.col OP outer_expr (or commuted),
+ * with a gpuext_gist index on col whose opfamily has OP.  Fills the out
+ * arguments and returns true when found.
+ */
+static bool
+gxg_join_match(PlannerInfo *root, RestrictInfo *rinfo, RelOptInfo *outerrel,
+			   RelOptInfo *innerrel, Oid amoid, IndexOptInfo **index,
+			   Expr **outer_expr, int *strategy, Oid *opno_out, AttrNumber *attno)
+{
+	OpExpr	   *op;
+
+	if (rinfo->pseudoconstant || !IsA(rinfo->clause, OpExpr))
+		return false;
+	op = (OpExpr *) rinfo->clause;
+	if (list_length(op->args) != 2)
+		return false;
+	for (int side = 0; side < 2; side++)
+	{
+		Node	   *v = list_nth(op->args, side);
+		Node	   *other = list_nth(op->args, 1 - side);
+		Relids		other_relids = side == 0 ? rinfo->right_relids : rinfo->left_relids;
+		Oid			opno = side == 0 ? op->opno : get_commutator(op->opno);
+		ListCell   *lc;
+
+		if (!IsA(v, Var) || ((Var *) v)->varno != innerrel->relid ||
+			((Var *) v)->varlevelsup != 0 || !OidIsValid(opno))
+			continue;
+		if (bms_is_empty(other_relids) || !bms_is_subset(other_relids, outerrel->relids) ||
+			contain_volatile_functions(other))
+			continue;
+		foreach(lc, innerrel->indexlist)
+		{
+			IndexOptInfo *idx = lfirst(lc);
+			int			s;
+
+			if (idx->relam != amoid || idx->indpred != NIL ||
+				idx->ncolumns != 1 || idx->indexkeys[0] != ((Var *) v)->varattno)
+				continue;
+			s = get_op_opfamily_strategy(opno, idx->opfamily[0]);
+			if (s < 1 || s > GX_RT_NSTRATEGIES)
+				continue;
+			*index = idx;
+			*outer_expr = (Expr *) other;
+			*strategy = s;
+			*opno_out = opno;
+			*attno = ((Var *) v)->varattno;
+			return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * set_join_pathlist_hook: offer a GistJoin path for an inner join probing
+ * the inner table's gpuext_gist index with the outer rows' keys.
+ */
+static void
+gxg_join_pathlist(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
+				  RelOptInfo *innerrel, JoinType jointype, JoinPathExtraData *extra)
+{
+	Oid			amoid;
+	ListCell   *lc;
+	RestrictInfo *key_rinfo = NULL;
+	IndexOptInfo *index = NULL;
+	Expr	   *outer_expr = NULL;
+	int			strategy = 0;
+	Oid			opno = InvalidOid;
+	AttrNumber	attno = 0;
+	Path	   *outer_path;
+	CustomPath *cpath;
+	List	   *host_rinfos = NIL;
+	QualCost	qcost;
+	double		outer_rows;
+	double		per_probe;
+	double		levels;
+	double		fanout = GXG_MAX_NODE_SIZE * 0.7;
+	double		pages_fetched;
+
+	if (prev_set_join_pathlist_hook)
+		prev_set_join_pathlist_hook(root, joinrel, outerrel, innerrel, jointype, extra);
+
+	if (!gxg_enable_join || jointype != JOIN_INNER ||
+		innerrel->reloptkind != RELOPT_BASEREL || innerrel->rtekind != RTE_RELATION ||
+		innerrel->indexlist == NIL || root->parse->commandType != CMD_SELECT ||
+		root->parse->rowMarks != NIL || root->qual_security_level > 0 ||
+		!bms_is_empty(joinrel->lateral_relids) ||
+		!bms_is_empty(innerrel->lateral_relids))
+		return;
+	amoid = get_am_oid("gpuext_gist", true);
+	if (!OidIsValid(amoid))
+		return;
+
+	/* the inner table's restrictions first, as its scan would apply them */
+	foreach(lc, innerrel->baserestrictinfo)
+	{
+		RestrictInfo *rinfo = lfirst(lc);
+
+		if (rinfo->pseudoconstant)
+			return;
+		host_rinfos = lappend(host_rinfos, rinfo);
+	}
+	foreach(lc, extra->restrictlist)
+	{
+		RestrictInfo *rinfo = lfirst(lc);
+
+		if (rinfo->pseudoconstant)
+			return;
+		if (key_rinfo == NULL &&
+			gxg_join_match(root, rinfo, outerrel, innerrel, amoid, &index,
+						   &outer_expr, &strategy, &opno, &attno))
+			key_rinfo = rinfo;
+		else
+			host_rinfos = lappend(host_rinfos, rinfo);
+	}
+	if (key_rinfo == NULL)
+		return;
+
+	outer_path = outerrel->cheapest_total_path;
+	if (outer_path == NULL || outer_path->param_info != NULL)
+		return;
+
+	/* plain columns only, and every outer column in the outer path's output */
+	if (!gxg_join_vars_ok((Node *) joinrel->reltarget->exprs) ||
+		!gxg_join_vars_ok((Node *) extract_actual_clauses(host_rinfos, false)) ||
+		!gxg_join_vars_ok((Node *) outer_expr))
+		return;
+	{
+		List	   *vars = pull_var_clause((Node *) list_make3(joinrel->reltarget->exprs,
+															   extract_actual_clauses(host_rinfos, false),
+															   outer_expr), 0);
+
+		foreach(lc, vars)
+		{
+			Var		   *v = lfirst(lc);
+
+			if (v->varno != innerrel->relid &&
+				!list_member(outer_path->pathtarget->exprs, v))
+				return;
+		}
+	}
+
+	/*
+	 * Cost: the outer path, a descent and the leaves reached per outer row
+	 * (one entry test each), the inner rows fetched as an index scan would
+	 * fetch them, and the host quals on every joined row.
+	 */
+	outer_rows = Max(outer_path->rows, 1.0);
+	levels = (innerrel->tuples > 1) ? ceil(log(innerrel->tuples) / log(fanout)) : 1;
+	per_probe = (levels + joinrel->rows / outer_rows / fanout) * fanout * gxg_entry_test_cost();
+	pages_fetched = index_pages_fetched(joinrel->rows, innerrel->pages,
+										(double) index->pages, root);
+	cost_qual_eval(&qcost, host_rinfos, root);
+
+	cpath = makeNode(CustomPath);
+	cpath->path.pathtype = T_CustomScan;
+	cpath->path.parent = joinrel;
+	cpath->path.pathtarget = joinrel->reltarget;
+	cpath->path.param_info = NULL;
+	cpath->path.parallel_aware = false;
+	cpath->path.parallel_safe = false;
+	cpath->path.parallel_workers = 0;
+	cpath->path.rows = joinrel->rows;
+	cpath->path.startup_cost = outer_path->startup_cost + qcost.startup;
+	cpath->path.total_cost = outer_path->total_cost + qcost.startup
+		+ outer_rows * per_probe
+		+ pages_fetched * random_page_cost
+		+ joinrel->rows * (cpu_tuple_cost + cpu_index_tuple_cost + qcost.per_tuple)
+		+ joinrel->rows * joinrel->reltarget->cost.per_tuple;
+	cpath->path.pathkeys = NIL;
+	cpath->flags = 0;
+	cpath->custom_paths = list_make1(outer_path);
+	cpath->custom_private = list_make4(key_rinfo, host_rinfos, outer_expr,
+									   lappend_int(list_make4_int(strategy, (int) opno, attno,
+																  (int) index->indexoid),
+												   (int) innerrel->relid));
+	cpath->methods = &gxg_join_path_methods;
+	add_path(joinrel, &cpath->path);
+}
+
+/* PlanCustomPath: the CustomScan, its scan tuple and the source map */
+static Plan *
+gxg_join_plan(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
+			  List *tlist, List *clauses, List *custom_plans)
+{
+	CustomScan *cscan = makeNode(CustomScan);
+	Plan	   *outer_plan = linitial(custom_plans);
+	List	   *host_rinfos = lsecond(best_path->custom_private);
+	Expr	   *outer_expr = lthird(best_path->custom_private);
+	List	   *ints = lfourth(best_path->custom_private);
+	Oid			indexoid = (Oid) list_nth_int(ints, 3);
+	Oid			heapoid = IndexGetRelation(indexoid, false);
+	List	   *host_quals = extract_actual_clauses(host_rinfos, false);
+	List	   *vars;
+	List	   *scan_tlist = NIL;
+	List	   *priv;
+	ListCell   *lc;
+	Index		inner_relid = (Index) list_nth_int(ints, 4);
+
+	priv = list_make1(makeInteger((int) indexoid));
+	priv = lappend(priv, makeInteger((int) heapoid));
+	priv = lappend(priv, makeInteger(list_nth_int(ints, 0)));
+	/* the argument type follows from the strategy (a domain is its base) */
+	priv = lappend(priv, makeInteger((list_nth_int(ints, 0) == GX_RT_CONTAINS_PT ||
+									  list_nth_int(ints, 0) == GX_RT_PT_SAME)
+									 ? (int) POINTOID : (int) BOXOID));
+	priv = lappend(priv, makeInteger(list_nth_int(ints, 1)));
+	priv = lappend(priv, makeInteger(list_nth_int(ints, 2)));
+
+	/* the scan tuple: every Var needed, outer ones from the outer plan */
+	vars = pull_var_clause((Node *) list_make3(tlist, host_quals, outer_expr), 0);
+	foreach(lc, vars)
+	{
+		Var		   *v = lfirst(lc);
+		ListCell   *lc2;
+		bool		dup = false;
+
+		foreach(lc2, scan_tlist)
+			if (equal(((TargetEntry *) lfirst(lc2))->expr, v))
+				dup = true;
+		if (dup)
+			continue;
+		scan_tlist = lappend(scan_tlist,
+							 makeTargetEntry((Expr *) copyObject(v),
+											 list_length(scan_tlist) + 1, NULL, false));
+		if (v->varno == inner_relid)
+		{
+			priv = lappend(priv, makeInteger(1));
+			priv = lappend(priv, makeInteger(v->varattno));
+		}
+		else
+		{
+			int			pos = 0;
+
+			foreach(lc2, outer_plan->targetlist)
+			{
+				TargetEntry *tle = lfirst(lc2);
+
+				if (equal(tle->expr, v))
+				{
+					pos = tle->resno;
+					break;
+				}
+			}
+			if (pos == 0)
+				elog(ERROR, "GistJoin: outer column not in the outer plan's output");
+			priv = lappend(priv, makeInteger(0));
+			priv = lappend(priv, makeInteger(pos));
+		}
+	}
+
+	cscan->scan.plan.targetlist = tlist;
+	cscan->scan.plan.qual = host_quals;
+	cscan->scan.scanrelid = 0;
+	cscan->flags = best_path->flags;
+	cscan->custom_plans = custom_plans;
+	cscan->custom_exprs = list_make1(outer_expr);
+	cscan->custom_private = priv;
+	cscan->custom_scan_tlist = scan_tlist;
+	cscan->custom_relids = rel->relids;
+	cscan->methods = &gxg_join_plan_methods;
+	(void) clauses;
+	return &cscan->scan.plan;
+}
+
+/* CreateCustomScanState */
+static Node *
+gxg_join_create_state(CustomScan *cscan)
+{
+	GxgJoinState *js = palloc0(sizeof(GxgJoinState));
+
+	NodeSetTag(js, T_CustomScanState);
+	js->css.methods = &gxg_join_exec_methods;
+	return (Node *) js;
+}
+
+/* BeginCustomScan: the outer plan, the relations, the key expression */
+static void
+gxg_join_begin(CustomScanState *node, EState *estate, int eflags)
+{
+	GxgJoinState *js = (GxgJoinState *) node;
+	CustomScan *cscan = (CustomScan *) node->ss.ps.plan;
+	List	   *priv = cscan->custom_private;
+	PlanState  *outer;
+
+	outer = ExecInitNode(linitial(cscan->custom_plans), estate, eflags);
+	node->custom_ps = list_make1(outer);
+	js->heap = table_open((Oid) intVal(list_nth(priv, GXJ_HEAP_OID)), AccessShareLock);
+	js->index = index_open((Oid) intVal(list_nth(priv, GXJ_INDEX_OID)), AccessShareLock);
+	js->strategy = intVal(list_nth(priv, GXJ_STRATEGY));
+	js->argtype = (Oid) intVal(list_nth(priv, GXJ_ARGTYPE));
+	js->key = ExecInitExpr(linitial(cscan->custom_exprs), &node->ss.ps);
+	js->natts = (list_length(priv) - GXJ_NFIXED) / 2;
+	js->src_inner = palloc(Max(js->natts, 1) * sizeof(int));
+	js->src_att = palloc(Max(js->natts, 1) * sizeof(int));
+	js->inner_maxatt = 0;
+	for (int i = 0; i < js->natts; i++)
+	{
+		js->src_inner[i] = intVal(list_nth(priv, GXJ_NFIXED + 2 * i));
+		js->src_att[i] = intVal(list_nth(priv, GXJ_NFIXED + 2 * i + 1));
+		if (js->src_inner[i])
+			js->inner_maxatt = Max(js->inner_maxatt, js->src_att[i]);
+	}
+	js->outer_slot = ExecInitExtraTupleSlot(estate, ExecGetResultType(outer),
+											&TTSOpsMinimalTuple);
+	js->heap_slot = table_slot_create(js->heap, &estate->es_tupleTable);
+	js->fetch = table_index_fetch_begin(js->heap);
+	js->batch_ctx = AllocSetContextCreate(estate->es_query_cxt, "GistJoin batch",
+										  ALLOCSET_DEFAULT_SIZES);
+	js->outer_done = false;
+	js->npairs = js->next = 0;
+}
+
+/* Fill the scan tuple from the outer row (and the inner row, or NULLs) */
+static TupleTableSlot *
+gxg_join_fill(GxgJoinState *js, TupleTableSlot *outer, TupleTableSlot *inner)
+{
+	TupleTableSlot *scan = js->css.ss.ss_ScanTupleSlot;
+
+	ExecClearTuple(scan);
+	slot_getallattrs(outer);
+	if (inner)
+		slot_getsomeattrs(inner, js->inner_maxatt);
+	for (int i = 0; i < js->natts; i++)
+	{
+		int			a = js->src_att[i] - 1;
+
+		if (!js->src_inner[i])
+		{
+			scan->tts_values[i] = outer->tts_values[a];
+			scan->tts_isnull[i] = outer->tts_isnull[a];
+		}
+		else if (inner)
+		{
+			scan->tts_values[i] = inner->tts_values[a];
+			scan->tts_isnull[i] = inner->tts_isnull[a];
+		}
+		else
+		{
+			scan->tts_values[i] = (Datum) 0;
+			scan->tts_isnull[i] = true;
+		}
+	}
+	return ExecStoreVirtualTuple(scan);
+}
+
+/* Read a batch of outer rows, probe the index with their keys */
+static void
+gxg_join_load_batch(GxgJoinState *js)
+{
+	PlanState  *outer = linitial(js->css.custom_ps);
+	ExprContext *econtext = js->css.ss.ps.ps_ExprContext;
+	uint32		nq = 0;
+	MemoryContext old;
+
+	MemoryContextReset(js->batch_ctx);
+	js->pairs = NULL;
+	js->npairs = js->next = 0;
+	js->outer_rows = MemoryContextAlloc(js->batch_ctx, gxg_join_batch * sizeof(MinimalTuple));
+	js->queries = MemoryContextAlloc(js->batch_ctx, gxg_join_batch * sizeof(GxRtQuery));
+	while (nq < (uint32) gxg_join_batch)
+	{
+		TupleTableSlot *slot = ExecProcNode(outer);
+		Datum		key;
+		bool		isnull;
+		GxRtQuery  *q;
+
+		if (TupIsNull(slot))
+		{
+			js->outer_done = true;
+			break;
+		}
+		ResetExprContext(econtext);
+		econtext->ecxt_scantuple = gxg_join_fill(js, slot, NULL);
+		key = ExecEvalExprSwitchContext(js->key, econtext, &isnull);
+		if (isnull)
+			continue;			/* every operator is strict */
+		q = &js->queries[nq];
+		if (js->argtype == POINTOID)
+		{
+			Point	   *p = DatumGetPointP(key);
+
+			q->xlo = q->xhi = p->x;
+			q->ylo = q->yhi = p->y;
+		}
+		else
+		{
+			BOX		   *b = DatumGetBoxP(key);
+
+			q->xlo = b->low.x;
+			q->ylo = b->low.y;
+			q->xhi = b->high.x;
+			q->yhi = b->high.y;
+		}
+		q->strategy = js->strategy;
+		q->key = 0;
+		old = MemoryContextSwitchTo(js->batch_ctx);
+		js->outer_rows[nq] = ExecCopySlotMinimalTuple(slot);
+		MemoryContextSwitchTo(old);
+		nq++;
+	}
+	if (nq > 0)
+	{
+		old = MemoryContextSwitchTo(js->batch_ctx);
+		js->pairs = gxg_walk(js->index, js->queries, nq, NULL, 0, 0, &js->npairs);
+		MemoryContextSwitchTo(old);
+	}
+}
+
+/* ExecScan access method: the next joined row */
+static TupleTableSlot *
+gxg_join_next(ScanState *ss)
+{
+	GxgJoinState *js = (GxgJoinState *) ss;
+	Snapshot	snapshot = ss->ps.state->es_snapshot;
+
+	for (;;)
+	{
+		while (js->next < js->npairs)
+		{
+			GxRtPair   *p = &js->pairs[js->next++];
+			ItemPointerData tid;
+			bool		call_again = false;
+			bool		all_dead = false;
+
+			CHECK_FOR_INTERRUPTS();
+			ItemPointerSet(&tid, p->blk, p->off);
+			/* pairs are in TID order: a row is fetched once for all its probes */
+			if (js->next == 1 || p->blk != p[-1].blk || p->off != p[-1].off)
+			{
+				ExecClearTuple(js->heap_slot);
+				js->found = table_index_fetch_tuple(js->fetch, &tid, snapshot, js->heap_slot,
+													&call_again, &all_dead);
+			}
+			if (!js->found)
+				continue;
+			ExecStoreMinimalTuple(js->outer_rows[p->query], js->outer_slot, false);
+			return gxg_join_fill(js, js->outer_slot, js->heap_slot);
+		}
+		if (js->outer_done)
+			return ExecClearTuple(ss->ss_ScanTupleSlot);
+		gxg_join_load_batch(js);
+	}
+}
+
+/* EvalPlanQual never reaches this node (no row marks, SELECT only) */
+static bool
+gxg_join_recheck(ScanState *ss, TupleTableSlot *slot)
+{
+	return true;
+}
+
+/* ExecCustomScan: the joined rows through ExecScan (quals, projection) */
+static TupleTableSlot *
+gxg_join_exec(CustomScanState *node)
+{
+	return ExecScan(&node->ss, gxg_join_next, gxg_join_recheck);
+}
+
+/* EndCustomScan: the outer plan, the heap fetcher, the relations */
+static void
+gxg_join_end(CustomScanState *node)
+{
+	GxgJoinState *js = (GxgJoinState *) node;
+
+	ExecEndNode(linitial(node->custom_ps));
+	table_index_fetch_end(js->fetch);
+	index_close(js->index, AccessShareLock);
+	table_close(js->heap, AccessShareLock);
+	MemoryContextDelete(js->batch_ctx);
+}
+
+/* ReScanCustomScan: start over from the first outer row */
+static void
+gxg_join_rescan(CustomScanState *node)
+{
+	GxgJoinState *js = (GxgJoinState *) node;
+	PlanState  *outer = linitial(node->custom_ps);
+
+	if (outer->chgParam == NULL)
+		ExecReScan(outer);
+	MemoryContextReset(js->batch_ctx);
+	js->pairs = NULL;
+	js->npairs = js->next = 0;
+	js->outer_done = false;
+}
+
+/* EXPLAIN: the index, its condition, the batch size */
+static void
+gxg_join_explain(CustomScanState *node, List *ancestors, ExplainState *es)
+{
+	GxgJoinState *js = (GxgJoinState *) node;
+	CustomScan *cscan = (CustomScan *) node->ss.ps.plan;
+	List	   *priv = cscan->custom_private;
+	List	   *context;
+	char	   *key;
+	char	   *col;
+
+	context = set_deparse_context_plan(es->deparse_cxt, (Plan *) cscan, ancestors);
+	key = deparse_expression(linitial(cscan->custom_exprs), context, true, false);
+	col = get_attname(RelationGetRelid(js->heap), intVal(list_nth(priv, GXJ_ATTNO)), false);
+	ExplainPropertyText("Index", RelationGetRelationName(js->index), es);
+	ExplainPropertyText("Index Cond",
+						psprintf("(%s %s %s)", quote_identifier(col),
+								 get_opname((Oid) intVal(list_nth(priv, GXJ_OPNO))), key),
+						es);
+	ExplainPropertyInteger("Batch Size", NULL, gxg_join_batch, es);
+}
+
+/*
+ * GUCs, the planner hook and the plan methods; called from gx_gist_init
+ * (_PG_init).
+ */
+void
+gx_gist_join_init(void)
+{
+	DefineCustomBoolVariable("gpuext.enable_gist_join",
+							 "Plans spatial joins as batched probes of a gpuext_gist index (GistJoin).",
+							 NULL, &gxg_enable_join, true, PGC_USERSET, 0,
+							 NULL, NULL, NULL);
+	DefineCustomIntVariable("gpuext.gist_join_batch",
+							"Outer rows per batch of GistJoin probes.",
+							NULL, &gxg_join_batch, 1024, 1, 1024 * 1024,
+							PGC_USERSET, 0, NULL, NULL, NULL);
+	prev_set_join_pathlist_hook = set_join_pathlist_hook;
+	set_join_pathlist_hook = gxg_join_pathlist;
+	RegisterCustomScanMethods(&gxg_join_plan_methods);
+}

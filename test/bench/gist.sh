@@ -1,0 +1,22 @@
+#!/bin/bash
+# gpuext_gist benchmark (test/bench/gist.sql) on a throwaway cluster:
+#   bash test/bench/gist.sh [ROWS [QUERIES [REPS]]]     (default 1000000 1000 3)
+# Builds and installs first (BENCH_BUILD=0 to skip).  CPU engine only so
+# far: the GPU node scans (cuda/rtree.cu) are not wired into the service.
+set -u
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$ROOT"
+. test/cluster.sh
+install_lock
+if [ "${BENCH_BUILD:-1}" = 1 ]; then
+  build_install "${INSTALL_LOCK%.lock}.build.log" || exit 1
+fi
+cluster_start gpuext-bench-gist "" 57000 || exit 1
+cp test/bench/gist.sql "$WORK/"
+chmod a+r "$WORK/gist.sql"
+as_user "'$BINDIR/psql' -X -h '$WORK' -p $PORT -d postgres -v rows=${1:-1000000} \
+         -v queries=${2:-1000} -v reps=${3:-3} -f '$WORK/gist.sql'"
+rc=$?
+cluster_stop
+rm -rf "$WORK"
+exit $rc
