@@ -18,6 +18,7 @@
 #include "cost.h"
 #include "gpuagg.h"
 #include "gpuscan.h"
+#include "ptree.h"
 
 
 PG_MODULE_MAGIC;
@@ -175,6 +176,7 @@ _PG_init(void)
 {
 	define_gucs();
 	gx_check_itemid_layout();
+	gx_ptree_init();			/* reloptions of gpuext_ptree, preloaded or not */
 
 	if (!process_shared_preload_libraries_in_progress)
 		return;

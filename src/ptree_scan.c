@@ -1,0 +1,583 @@
+/*-------------------------------------------------------------------------
+ * ptree_scan.c
+ *		gpuext_ptree: plain and bitmap index scans.
+ *
+ * A scan collects every matching TID at once, holding the metapage in
+ * share mode (so no merge can switch the structure under it): the range
+ * of main's leaves that its bounds allow, found through the directory,
+ * and the whole delta.  The TIDs are then sorted, made unique and handed
+ * out with no lock held.  = ANY(array) keys are sorted and made unique;
+ * the first one drives one descent per element, the others filter by
+ * binary search.
+ *
+ * IDENTIFICATION
+ *		src/ptree_scan.c
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/relscan.h"
+#include "miscadmin.h"
+#include "nodes/tidbitmap.h"
+#include "utils/array.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/snapmgr.h"
+
+#include "ptree.h"
+
+/* one scan key, normalized */
+typedef struct PtreeScanKey
+{
+	int			strategy;		/* PTREE_LT.. or 0 for an array */
+	PtreeKey	key;			/* the comparison value */
+	char		fix[8];
+	PtreeKey   *elems;			/* = ANY: sorted, unique, no NULLs */
+	int			nelems;
+} PtreeScanKey;
+
+typedef struct PtreeScanOpaqueData
+{
+	MemoryContext ctx;			/* keys and results; reset at rescan */
+	bool		collected;
+	bool		impossible;		/* a key no row can satisfy */
+	bool		want_null;		/* IS NULL */
+	bool		want_notnull;	/* IS NOT NULL or any comparison */
+	PtreeScanKey *keys;
+	int			nkeys;
+	int			driver;			/* index of the = ANY key that drives, or -1 */
+	ItemPointerData *tids;
+	int64		ntids;
+	int64		maxtids;
+	int64		next;
+} PtreeScanOpaqueData;
+
+typedef PtreeScanOpaqueData *PtreeScanOpaque;
+
+/* for qsort_arg of array elements */
+static int
+ptree_key_qsort(const void *a, const void *b, void *arg)
+{
+	return ptree_key_compare((const PtreeKey *) a, (const PtreeKey *) b);
+}
+
+/* for qsort of TIDs */
+static int
+ptree_tid_qsort(const void *a, const void *b)
+{
+	return ItemPointerCompare((ItemPointer) a, (ItemPointer) b);
+}
+
+/*
+ * ambeginscan
+ */
+IndexScanDesc
+ptreebeginscan(Relation index, int nkeys, int norderbys)
+{
+	IndexScanDesc scan = RelationGetIndexScan(index, nkeys, norderbys);
+	PtreeScanOpaque so = palloc0(sizeof(PtreeScanOpaqueData));
+
+	so->ctx = AllocSetContextCreate(CurrentMemoryContext, "gpuext_ptree scan",
+									ALLOCSET_DEFAULT_SIZES);
+	scan->opaque = so;
+	return scan;
+}
+
+/*
+ * Normalize the scan keys (in the scan's context)
+ */
+static void
+ptree_prepare_keys(IndexScanDesc scan)
+{
+	PtreeScanOpaque so = (PtreeScanOpaque) scan->opaque;
+	Oid			keytype = scan->indexRelation->rd_opcintype[0];
+	MemoryContext old = MemoryContextSwitchTo(so->ctx);
+	int			i;
+
+	so->keys = palloc0(sizeof(PtreeScanKey) * Max(scan->numberOfKeys, 1));
+	so->nkeys = 0;
+	so->driver = -1;
+	so->impossible = false;
+	so->want_null = false;
+	so->want_notnull = false;
+
+	for (i = 0; i < scan->numberOfKeys; i++)
+	{
+		ScanKey		sk = &scan->keyData[i];
+		PtreeScanKey *pk;
+
+		if (sk->sk_flags & SK_ISNULL)
+		{
+			if (sk->sk_flags & SK_SEARCHNULL)
+				so->want_null = true;
+			else if (sk->sk_flags & SK_SEARCHNOTNULL)
+				so->want_notnull = true;
+			else
+				so->impossible = true;	/* strict operator with a NULL */
+			continue;
+		}
+		if (sk->sk_strategy < 1 || sk->sk_strategy > PTREE_NSTRATEGIES)
+			elog(ERROR, "gpuext_ptree: unexpected strategy %d", sk->sk_strategy);
+		so->want_notnull = true;
+		pk = &so->keys[so->nkeys++];
+		if (sk->sk_flags & SK_SEARCHARRAY)
+		{
+			ArrayType  *arr = DatumGetArrayTypeP(sk->sk_argument);
+			int16		elmlen;
+			bool		elmbyval;
+			char		elmalign;
+			Datum	   *values;
+			bool	   *nulls;
+			int			n,
+						j,
+						m = 0;
+
+			if (sk->sk_strategy != PTREE_EQ)
+				elog(ERROR, "gpuext_ptree: = ANY is the only array search supported");
+			get_typlenbyvalalign(ARR_ELEMTYPE(arr), &elmlen, &elmbyval, &elmalign);
+			deconstruct_array(arr, ARR_ELEMTYPE(arr), elmlen, elmbyval, elmalign,
+							  &values, &nulls, &n);
+			pk->strategy = 0;
+			pk->elems = palloc(sizeof(PtreeKey) * Max(n, 1));
+			for (j = 0; j < n; j++)
+			{
+				char	   *fix;
+
+				if (nulls[j])
+					continue;
+				fix = palloc(8);
+				ptree_make_key(keytype, values[j], false, &pk->elems[m], fix);
+				m++;
+			}
+			if (m > 1)
+			{
+				int			u = 1;
+
+				qsort_arg(pk->elems, m, sizeof(PtreeKey), ptree_key_qsort, NULL);
+				for (j = 1; j < m; j++)
+					if (ptree_key_compare(&pk->elems[u - 1], &pk->elems[j]) != 0)
+						pk->elems[u++] = pk->elems[j];
+				m = u;
+			}
+			pk->nelems = m;
+			if (m == 0)
+				so->impossible = true;
+			if (so->driver < 0)
+				so->driver = so->nkeys - 1;
+		}
+		else
+		{
+			pk->strategy = sk->sk_strategy;
+			ptree_make_key(keytype, sk->sk_argument, false, &pk->key, pk->fix);
+		}
+	}
+	if (so->want_null && so->want_notnull)
+		so->impossible = true;
+	MemoryContextSwitchTo(old);
+}
+
+/*
+ * amrescan
+ */
+void
+ptreerescan(IndexScanDesc scan, ScanKey keys, int nkeys, ScanKey orderbys, int norderbys)
+{
+	PtreeScanOpaque so = (PtreeScanOpaque) scan->opaque;
+
+	if (keys && scan->numberOfKeys > 0)
+		memmove(scan->keyData, keys, scan->numberOfKeys * sizeof(ScanKeyData));
+	MemoryContextReset(so->ctx);
+	so->keys = NULL;
+	so->tids = NULL;
+	so->ntids = 0;
+	so->maxtids = 0;
+	so->next = 0;
+	so->collected = false;
+}
+
+/*
+ * Is key in the sorted array elems?
+ */
+static bool
+ptree_in_array(const PtreeKey *key, const PtreeKey *elems, int n)
+{
+	int			lo = 0,
+				hi = n - 1;
+
+	while (lo <= hi)
+	{
+		int			mid = lo + (hi - lo) / 2;
+		int			c = ptree_key_compare(&elems[mid], key);
+
+		if (c == 0)
+			return true;
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid - 1;
+	}
+	return false;
+}
+
+/*
+ * Does a stored key satisfy every scan key?
+ */
+static bool
+ptree_matches(PtreeScanOpaque so, const PtreeKey *key)
+{
+	int			i;
+
+	if (key->isnull)
+		return so->want_null;
+	if (so->want_null)
+		return false;
+	for (i = 0; i < so->nkeys; i++)
+	{
+		PtreeScanKey *pk = &so->keys[i];
+		int			c;
+
+		if (pk->strategy == 0)
+		{
+			if (!ptree_in_array(key, pk->elems, pk->nelems))
+				return false;
+			continue;
+		}
+		c = ptree_key_compare(key, &pk->key);
+		switch (pk->strategy)
+		{
+			case PTREE_LT:
+				if (!(c < 0))
+					return false;
+				break;
+			case PTREE_LE:
+				if (!(c <= 0))
+					return false;
+				break;
+			case PTREE_EQ:
+				if (c != 0)
+					return false;
+				break;
+			case PTREE_GE:
+				if (!(c >= 0))
+					return false;
+				break;
+			case PTREE_GT:
+				if (!(c > 0))
+					return false;
+				break;
+		}
+	}
+	return true;
+}
+
+/*
+ * Remember a TID
+ */
+static void
+ptree_add_tids(PtreeScanOpaque so, ItemPointer tids, int n)
+{
+	if (so->ntids + n > so->maxtids)
+	{
+		MemoryContext old = MemoryContextSwitchTo(so->ctx);
+
+		so->maxtids = Max(so->maxtids * 2, so->ntids + n + 256);
+		so->tids = so->tids ? repalloc_huge(so->tids, sizeof(ItemPointerData) * so->maxtids)
+			: palloc_extended(sizeof(ItemPointerData) * so->maxtids, MCXT_ALLOC_HUGE);
+		MemoryContextSwitchTo(old);
+	}
+	memcpy(so->tids + so->ntids, tids, sizeof(ItemPointerData) * n);
+	so->ntids += n;
+}
+
+/*
+ * The leaf where entries >= bound may begin: the child of the last
+ * directory tuple whose key is < bound (or the first child) at each level
+ */
+BlockNumber
+ptree_find_leaf(Relation index, BlockNumber root, uint32 levels, const PtreeKey *bound, uint32 gen)
+{
+	BlockNumber blkno = root;
+	uint32		level;
+
+	for (level = levels; level > 1; level--)
+	{
+		Buffer		buf = ReadBuffer(index, blkno);
+		Page		page;
+		OffsetNumber lo,
+					hi,
+					found;
+
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		page = BufferGetPage(buf);
+		if (!ptree_page_is_live(page, gen) || PtreePageGetOpaque(page)->type != PTREE_INNER ||
+			PageGetMaxOffsetNumber(page) < FirstOffsetNumber)
+			ereport(ERROR,
+					(errcode(ERRCODE_INDEX_CORRUPTED),
+					 errmsg("gpuext_ptree index \"%s\": block %u is not a directory page of the live structure",
+							RelationGetRelationName(index), blkno)));
+		/* binary search: the last tuple with key < bound */
+		lo = FirstOffsetNumber;
+		hi = PageGetMaxOffsetNumber(page);
+		found = FirstOffsetNumber;
+		while (lo <= hi)
+		{
+			OffsetNumber mid = lo + (hi - lo) / 2;
+			PtreeTuple	t = (PtreeTuple) PageGetItem(page, PageGetItemId(page, mid));
+			PtreeKey	k;
+
+			ptree_tuple_key(t, &k);
+			if (ptree_key_compare(&k, bound) < 0)
+			{
+				found = mid;
+				lo = mid + 1;
+			}
+			else
+				hi = mid - 1;
+		}
+		blkno = ItemPointerGetBlockNumber(PtreeTupleTids(
+														 (PtreeTuple) PageGetItem(page, PageGetItemId(page, found))));
+		UnlockReleaseBuffer(buf);
+	}
+	return blkno;
+}
+
+/*
+ * Read main's leaves from the one that may hold lower (or the first) up
+ * to the first key beyond upper (NULL: no upper bound; upper_incl: keys
+ * equal to upper still belong), keeping matching TIDs
+ */
+static void
+ptree_scan_main(Relation index, PtreeScanOpaque so, PtreeMetaData *meta,
+				const PtreeKey *lower, const PtreeKey *upper, bool upper_incl)
+{
+	BlockNumber blkno;
+
+	if (meta->levels == 0)
+		return;
+	blkno = lower ? ptree_find_leaf(index, meta->root, meta->levels, lower, meta->gen)
+		: meta->first_leaf;
+	while (BlockNumberIsValid(blkno))
+	{
+		Buffer		buf = ReadBuffer(index, blkno);
+		Page		page;
+		OffsetNumber off,
+					maxoff;
+		bool		done = false;
+
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		page = BufferGetPage(buf);
+		if (!ptree_page_is_live(page, meta->gen) || PtreePageGetOpaque(page)->type != PTREE_LEAF)
+			ereport(ERROR,
+					(errcode(ERRCODE_INDEX_CORRUPTED),
+					 errmsg("gpuext_ptree index \"%s\": block %u is not a leaf of the live structure",
+							RelationGetRelationName(index), blkno)));
+		maxoff = PageGetMaxOffsetNumber(page);
+		for (off = FirstOffsetNumber; off <= maxoff; off++)
+		{
+			PtreeTuple	t = (PtreeTuple) PageGetItem(page, PageGetItemId(page, off));
+			PtreeKey	k;
+
+			ptree_tuple_key(t, &k);
+			if (upper)
+			{
+				int			c = ptree_key_compare(&k, upper);
+
+				if (c > 0 || (c == 0 && !upper_incl))
+				{
+					done = true;
+					break;
+				}
+			}
+			if (ptree_matches(so, &k))
+				ptree_add_tids(so, PtreeTupleTids(t), t->ntids);
+		}
+		blkno = PtreePageGetOpaque(page)->next;
+		UnlockReleaseBuffer(buf);
+		if (done)
+			break;
+	}
+}
+
+/*
+ * Read the delta, keeping matching TIDs
+ */
+static void
+ptree_scan_delta(Relation index, PtreeScanOpaque so, PtreeMetaData *meta)
+{
+	BlockNumber blkno = meta->delta_head;
+
+	while (BlockNumberIsValid(blkno))
+	{
+		Buffer		buf = ReadBuffer(index, blkno);
+		Page		page;
+		OffsetNumber off,
+					maxoff;
+
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		page = BufferGetPage(buf);
+		if (!ptree_page_is_live(page, meta->gen) || PtreePageGetOpaque(page)->type != PTREE_DELTA)
+			ereport(ERROR,
+					(errcode(ERRCODE_INDEX_CORRUPTED),
+					 errmsg("gpuext_ptree index \"%s\": block %u is not a delta page of the live structure",
+							RelationGetRelationName(index), blkno)));
+		maxoff = PageGetMaxOffsetNumber(page);
+		for (off = FirstOffsetNumber; off <= maxoff; off++)
+		{
+			PtreeTuple	t = (PtreeTuple) PageGetItem(page, PageGetItemId(page, off));
+			PtreeKey	k;
+
+			ptree_tuple_key(t, &k);
+			if (ptree_matches(so, &k))
+				ptree_add_tids(so, PtreeTupleTids(t), t->ntids);
+		}
+		blkno = PtreePageGetOpaque(page)->next;
+		UnlockReleaseBuffer(buf);
+	}
+}
+
+/*
+ * Collect all matching TIDs, sorted and unique
+ */
+static void
+ptree_collect(IndexScanDesc scan)
+{
+	Relation	index = scan->indexRelation;
+	PtreeScanOpaque so = (PtreeScanOpaque) scan->opaque;
+	Buffer		metabuf;
+	PtreeMetaData meta;
+
+	ptree_prepare_keys(scan);
+	so->collected = true;
+	if (so->impossible)
+		return;
+
+	metabuf = ReadBuffer(index, PTREE_METAPAGE_BLKNO);
+	LockBuffer(metabuf, BUFFER_LOCK_SHARE);
+	meta = *PtreePageGetMeta(BufferGetPage(metabuf));
+	if (meta.magic != PTREE_MAGIC)
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("index \"%s\" is not a gpuext_ptree index", RelationGetRelationName(index))));
+
+	if (so->want_null)
+	{
+		PtreeKey	nullkey = {true, 0, NULL};
+
+		ptree_scan_main(index, so, &meta, &nullkey, NULL, true);
+	}
+	else if (so->driver >= 0)
+	{
+		PtreeScanKey *pk = &so->keys[so->driver];
+		int			i;
+
+		for (i = 0; i < pk->nelems; i++)
+			ptree_scan_main(index, so, &meta, &pk->elems[i], &pk->elems[i], true);
+	}
+	else
+	{
+		/* the tightest bounds of the comparison keys */
+		const PtreeKey *lower = NULL,
+				   *upper = NULL;
+		bool		upper_incl = true;
+		PtreeKey	notnull_max = {true, 0, NULL};
+		int			i;
+
+		for (i = 0; i < so->nkeys; i++)
+		{
+			PtreeScanKey *pk = &so->keys[i];
+
+			if (pk->strategy == PTREE_EQ || pk->strategy == PTREE_GE || pk->strategy == PTREE_GT)
+			{
+				if (!lower || ptree_key_compare(&pk->key, lower) > 0)
+					lower = &pk->key;
+			}
+			if (pk->strategy == PTREE_EQ || pk->strategy == PTREE_LE || pk->strategy == PTREE_LT)
+			{
+				int			c = upper ? ptree_key_compare(&pk->key, upper) : -1;
+
+				if (c < 0 || (c == 0 && pk->strategy == PTREE_LT))
+				{
+					upper = &pk->key;
+					upper_incl = pk->strategy != PTREE_LT;
+				}
+			}
+		}
+		/* non-NULL keys only: stop at the NULLs */
+		if (so->want_notnull && !upper)
+		{
+			upper = &notnull_max;
+			upper_incl = false;
+		}
+		ptree_scan_main(index, so, &meta, lower, upper, upper_incl);
+	}
+	ptree_scan_delta(index, so, &meta);
+	UnlockReleaseBuffer(metabuf);
+
+	if (so->ntids > 1)
+	{
+		int64		i,
+					u = 1;
+
+		qsort(so->tids, so->ntids, sizeof(ItemPointerData), ptree_tid_qsort);
+		for (i = 1; i < so->ntids; i++)
+			if (!ItemPointerEquals(&so->tids[u - 1], &so->tids[i]))
+				so->tids[u++] = so->tids[i];
+		so->ntids = u;
+	}
+}
+
+/*
+ * amgettuple: MVCC snapshots only, since TIDs are returned after the
+ * index pages are released (a non-MVCC scan could see a TID recycled by
+ * a concurrent VACUUM)
+ */
+bool
+ptreegettuple(IndexScanDesc scan, ScanDirection dir)
+{
+	PtreeScanOpaque so = (PtreeScanOpaque) scan->opaque;
+
+	if (!so->collected)
+	{
+		if (scan->xs_snapshot && !IsMVCCSnapshot(scan->xs_snapshot))
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("gpuext_ptree index \"%s\" supports only MVCC snapshots",
+							RelationGetRelationName(scan->indexRelation))));
+		ptree_collect(scan);
+	}
+	if (so->next >= so->ntids)
+		return false;
+	scan->xs_heaptid = so->tids[so->next++];
+	scan->xs_recheck = false;
+	return true;
+}
+
+/*
+ * amgetbitmap
+ */
+int64
+ptreegetbitmap(IndexScanDesc scan, TIDBitmap *tbm)
+{
+	PtreeScanOpaque so = (PtreeScanOpaque) scan->opaque;
+	int64		i;
+
+	ptree_collect(scan);
+	for (i = 0; i < so->ntids; i += 1024)
+	{
+		CHECK_FOR_INTERRUPTS();
+		tbm_add_tuples(tbm, so->tids + i, (int) Min(1024, so->ntids - i), false);
+	}
+	return so->ntids;
+}
+
+/*
+ * amendscan
+ */
+void
+ptreeendscan(IndexScanDesc scan)
+{
+	PtreeScanOpaque so = (PtreeScanOpaque) scan->opaque;
+
+	MemoryContextDelete(so->ctx);
+	pfree(so);
+}
