@@ -156,7 +156,12 @@ CREATE OPERATOR CLASS int4_ptree_ops DEFAULT FOR TYPE int4 USING gpuext_ptree AS
     OPERATOR 1 < , OPERATOR 2 <= , OPERATOR 3 = , OPERATOR 4 >= , OPERATOR 5 > ;
 
 CREATE OPERATOR CLASS int8_ptree_ops DEFAULT FOR TYPE int8 USING gpuext_ptree AS
-    OPERATOR 1 < , OPERATOR 2 <= , OPERATOR 3 = , OPERATOR 4 >= , OPERATOR 5 > ;
+    OPERATOR 1 < , OPERATOR 2 <= , OPERATOR 3 = , OPERATOR 4 >= , OPERATOR 5 > ,
+    -- int4 and int2 constants widen exactly to int8
+    OPERATOR 1 < (int8, int4), OPERATOR 2 <= (int8, int4), OPERATOR 3 = (int8, int4),
+    OPERATOR 4 >= (int8, int4), OPERATOR 5 > (int8, int4),
+    OPERATOR 1 < (int8, int2), OPERATOR 2 <= (int8, int2), OPERATOR 3 = (int8, int2),
+    OPERATOR 4 >= (int8, int2), OPERATOR 5 > (int8, int2);
 
 CREATE OPERATOR CLASS date_ptree_ops DEFAULT FOR TYPE date USING gpuext_ptree AS
     OPERATOR 1 < , OPERATOR 2 <= , OPERATOR 3 = , OPERATOR 4 >= , OPERATOR 5 > ;

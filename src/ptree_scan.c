@@ -19,7 +19,9 @@
 #include "access/relscan.h"
 #include "miscadmin.h"
 #include "nodes/tidbitmap.h"
+#include "catalog/pg_type.h"
 #include "utils/array.h"
+#include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/snapmgr.h"
@@ -81,6 +83,25 @@ ptreebeginscan(Relation index, int nkeys, int norderbys)
 									ALLOCSET_DEFAULT_SIZES);
 	scan->opaque = so;
 	return scan;
+}
+
+/*
+ * A comparison value of another type (int4 or int2 against an int8 key)
+ * as a value of the key's type: the widening is exact, so the comparison
+ * means the same
+ */
+static Datum
+ptree_widen(Oid keytype, Oid argtype, Datum value)
+{
+	if (!OidIsValid(argtype) || argtype == keytype)
+		return value;
+	if (keytype == INT8OID && argtype == INT4OID)
+		return Int64GetDatum((int64) DatumGetInt32(value));
+	if (keytype == INT8OID && argtype == INT2OID)
+		return Int64GetDatum((int64) DatumGetInt16(value));
+	elog(ERROR, "gpuext_ptree: cannot compare %s keys with %s",
+		 format_type_be(keytype), format_type_be(argtype));
+	return value;				/* keep the compiler quiet */
 }
 
 /*
@@ -146,7 +167,8 @@ ptree_prepare_keys(IndexScanDesc scan)
 				if (nulls[j])
 					continue;
 				fix = palloc(8);
-				ptree_make_key(keytype, values[j], false, &pk->elems[m], fix);
+				ptree_make_key(keytype, ptree_widen(keytype, ARR_ELEMTYPE(arr), values[j]),
+							   false, &pk->elems[m], fix);
 				m++;
 			}
 			if (m > 1)
@@ -168,7 +190,8 @@ ptree_prepare_keys(IndexScanDesc scan)
 		else
 		{
 			pk->strategy = sk->sk_strategy;
-			ptree_make_key(keytype, sk->sk_argument, false, &pk->key, pk->fix);
+			ptree_make_key(keytype, ptree_widen(keytype, sk->sk_subtype, sk->sk_argument),
+						   false, &pk->key, pk->fix);
 		}
 	}
 	if (so->want_null && so->want_notnull)

@@ -4,7 +4,8 @@
  *
  * The access method compares normalized keys itself, so an operator class
  * is valid only if each of its operators is the one whose meaning is that
- * byte order: the type's own <, <=, =, >=, > (for text: = and either the
+ * byte order: the type's own <, <=, =, >=, > (int8 also with int4 and int2
+ * on the right; for text: = and either the
  * pattern operators or the collation-aware ones, which the build accepts
  * only under the C collation).
  *
@@ -29,27 +30,31 @@
 #include "ptree.h"
 
 /*
- * Is proc the function of strategy on type typid?
+ * Is proc the function of strategy comparing lefttype with righttype?
  */
 static bool
-ptree_operator_ok(Oid typid, int strategy, Oid proc)
+ptree_operator_ok(Oid lefttype, Oid righttype, int strategy, Oid proc)
 {
 	static const struct
 	{
-		Oid			type;
+		Oid			left;
+		Oid			right;
 		Oid			procs[PTREE_NSTRATEGIES];
 	}			known[] = {
-		{INT4OID, {F_INT4LT, F_INT4LE, F_INT4EQ, F_INT4GE, F_INT4GT}},
-		{INT8OID, {F_INT8LT, F_INT8LE, F_INT8EQ, F_INT8GE, F_INT8GT}},
-		{DATEOID, {F_DATE_LT, F_DATE_LE, F_DATE_EQ, F_DATE_GE, F_DATE_GT}},
-		{TIMESTAMPOID, {F_TIMESTAMP_LT, F_TIMESTAMP_LE, F_TIMESTAMP_EQ, F_TIMESTAMP_GE, F_TIMESTAMP_GT}},
-		{TEXTOID, {F_TEXT_LT, F_TEXT_LE, F_TEXTEQ, F_TEXT_GE, F_TEXT_GT}},
-		{TEXTOID, {F_TEXT_PATTERN_LT, F_TEXT_PATTERN_LE, F_TEXTEQ, F_TEXT_PATTERN_GE, F_TEXT_PATTERN_GT}},
+		{INT4OID, INT4OID, {F_INT4LT, F_INT4LE, F_INT4EQ, F_INT4GE, F_INT4GT}},
+		{INT8OID, INT8OID, {F_INT8LT, F_INT8LE, F_INT8EQ, F_INT8GE, F_INT8GT}},
+		{INT8OID, INT4OID, {F_INT84LT, F_INT84LE, F_INT84EQ, F_INT84GE, F_INT84GT}},
+		{INT8OID, INT2OID, {F_INT82LT, F_INT82LE, F_INT82EQ, F_INT82GE, F_INT82GT}},
+		{DATEOID, DATEOID, {F_DATE_LT, F_DATE_LE, F_DATE_EQ, F_DATE_GE, F_DATE_GT}},
+		{TIMESTAMPOID, TIMESTAMPOID, {F_TIMESTAMP_LT, F_TIMESTAMP_LE, F_TIMESTAMP_EQ, F_TIMESTAMP_GE, F_TIMESTAMP_GT}},
+		{TEXTOID, TEXTOID, {F_TEXT_LT, F_TEXT_LE, F_TEXTEQ, F_TEXT_GE, F_TEXT_GT}},
+		{TEXTOID, TEXTOID, {F_TEXT_PATTERN_LT, F_TEXT_PATTERN_LE, F_TEXTEQ, F_TEXT_PATTERN_GE, F_TEXT_PATTERN_GT}},
 	};
 	int			i;
 
 	for (i = 0; i < lengthof(known); i++)
-		if (known[i].type == typid && known[i].procs[strategy - 1] == proc)
+		if (known[i].left == lefttype && known[i].right == righttype &&
+			known[i].procs[strategy - 1] == proc)
 			return true;
 	return false;
 }
@@ -105,10 +110,9 @@ ptreevalidate(Oid opclassoid)
 
 		if (oprform->amopstrategy < 1 || oprform->amopstrategy > PTREE_NSTRATEGIES ||
 			oprform->amoppurpose != AMOP_SEARCH ||
-			oprform->amoplefttype != oprform->amoprighttype ||
 			!check_amop_signature(oprform->amopopr, BOOLOID,
 								  oprform->amoplefttype, oprform->amoprighttype) ||
-			!ptree_operator_ok(oprform->amoplefttype, oprform->amopstrategy,
+			!ptree_operator_ok(oprform->amoplefttype, oprform->amoprighttype, oprform->amopstrategy,
 							   get_opcode(oprform->amopopr)))
 		{
 			ereport(INFO,
