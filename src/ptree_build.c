@@ -503,8 +503,11 @@ ptree_rewrite(Relation index, Buffer metabuf, PtreeEntry *entries, Size nentries
 	newmeta->merges++;
 	GenericXLogFinish(state);
 
+	/* free: the next merge or delta page may take them */
 	foreach(lc, old_blocks)
 		RecordFreeIndexPage(index, (BlockNumber) lfirst_int(lc));
+	if (old_blocks != NIL)
+		IndexFreeSpaceMapVacuum(index);	/* upper FSM levels, so searches see them */
 
 	if (stats)
 	{
@@ -697,7 +700,8 @@ ptreebuildempty(Relation index)
 }
 
 /*
- * aminsert: append (key, TID) to the delta; merge when the delta is full
+ * aminsert: append (key, TID) to the delta; when its last page is full and
+ * it has delta_pages pages, merge it into main first
  */
 bool
 ptreeinsert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid,
@@ -718,7 +722,6 @@ ptreeinsert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid,
 	PtreeMetaData *meta;
 	GenericXLogState *state;
 	PtreeMetaData *wmeta;
-	bool		merge;
 
 	ptree_make_key(index->rd_opcintype[0], values[0], isnull[0], &key, fix);
 	tup = ptree_form_tuple(&key, ht_ctid, 1, &size);
@@ -736,7 +739,16 @@ ptreeinsert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid,
 		tailbuf = ReadBuffer(index, meta->delta_tail);
 		LockBuffer(tailbuf, BUFFER_LOCK_EXCLUSIVE);
 		if (PageGetFreeSpace(BufferGetPage(tailbuf)) < MAXALIGN(size))
+		{
+			/* the tail is full: merge a full delta first, then start a page */
+			if (meta->delta_pages >= (uint32) ptree_delta_limit(index))
+			{
+				UnlockReleaseBuffer(tailbuf);
+				tailbuf = InvalidBuffer;
+				ptree_merge(index, metabuf, NULL, NULL, NULL);
+			}
 			newbuf = ptree_new_buffer(index, meta->gen, meta->gen);
+		}
 	}
 	else
 		newbuf = ptree_new_buffer(index, meta->gen, meta->gen);
@@ -772,10 +784,6 @@ ptreeinsert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid,
 		UnlockReleaseBuffer(newbuf);
 	if (BufferIsValid(tailbuf))
 		UnlockReleaseBuffer(tailbuf);
-
-	merge = meta->delta_pages >= (uint32) ptree_delta_limit(index);
-	if (merge)
-		ptree_merge(index, metabuf, NULL, NULL, NULL);
 	UnlockReleaseBuffer(metabuf);
 
 	MemoryContextSwitchTo(old);
