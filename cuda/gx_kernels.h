@@ -23,4 +23,10 @@ extern cudaError_t gx_launch_task_create(const GxLaunch *l, cudaStream_t s);
 extern cudaError_t gx_launch_agg(const GxLaunch *l, cudaStream_t s);
 extern cudaError_t gx_launch_task_fetch(const GxLaunch *l, cudaStream_t s);
 
+/* gpuext_ptree mirror lookups (ptree.cu; not yet called by the service) */
+struct GxPtreeMirror;
+extern cudaError_t gx_launch_ptree_lookup(const struct GxPtreeMirror *mirror,
+										  const unsigned char *probes, const uint32_t *off,
+										  uint32_t nprobes, int64_t *out, cudaStream_t s);
+
 #endif							/* GX_KERNELS_H */

@@ -241,6 +241,45 @@ RESET enable_seqscan;
 -- = ANY with a large array uses the index
 EXPLAIN (COSTS OFF) SELECT * FROM pt WHERE b = ANY(ARRAY(SELECT g::bigint FROM generate_series(1, 5000) g));
 
+-- = ANY batches: looked up in the prefix-tree mirror (gpuext.ptree_batch_min
+-- elements or more) or one descent per element; both as a sequential scan
+CREATE TABLE mpt (i int, b bigint, t text, d date);
+INSERT INTO mpt SELECT g % 5000, (g % 7000)::bigint * 100003 - 300000000, 'k' || (g % 3000), date '2000-01-01' + g % 900
+  FROM generate_series(1, 20000) g;
+INSERT INTO mpt VALUES (NULL, NULL, NULL, NULL), (70000, 0, '', 'infinity');
+CREATE INDEX mpt_i ON mpt USING gpuext_ptree (i);
+CREATE INDEX mpt_b ON mpt USING gpuext_ptree (b) WITH (delta_pages = 2);
+CREATE INDEX mpt_t ON mpt USING gpuext_ptree (t);
+CREATE INDEX mpt_d ON mpt USING gpuext_ptree (d);
+CREATE FUNCTION ptree_batches() RETURNS SETOF text LANGUAGE plpgsql AS $$
+DECLARE
+  q text;
+BEGIN
+  FOREACH q IN ARRAY ARRAY[
+    'SELECT * FROM mpt WHERE i = ANY(ARRAY(SELECT generate_series(-10, 6000, 3)))',
+    'SELECT * FROM mpt WHERE i = ANY(ARRAY(SELECT generate_series(60000, 80000, 10000)))',
+    'SELECT * FROM mpt WHERE b = ANY(ARRAY(SELECT g::bigint * 100003 - 300000000 FROM generate_series(-10, 8000, 7) g))',
+    'SELECT * FROM mpt WHERE t = ANY(ARRAY(SELECT ''k'' || g FROM generate_series(1, 4000, 5) g) || ''{"",k,k1x}''::text[])',
+    'SELECT * FROM mpt WHERE t = ANY(ARRAY(SELECT ''k'' || g FROM generate_series(1, 4000, 5) g)) AND t ~>~ ''k2''',
+    'SELECT * FROM mpt WHERE d = ANY(ARRAY(SELECT date ''2000-01-01'' + g FROM generate_series(-5, 1000, 2) g) || ''{infinity}''::date[])',
+    'SELECT * FROM mpt WHERE i = ANY(ARRAY(SELECT generate_series(1, 500))) AND i = ANY(''{5,7,9,5000}'')'] LOOP
+    PERFORM set_config('gpuext.ptree_batch_min', '0', true);
+    RETURN NEXT 'descents: ' || ptree_same(q);
+    PERFORM set_config('gpuext.ptree_batch_min', '64', true);
+    RETURN NEXT 'batch:    ' || ptree_same(q);
+  END LOOP;
+END $$;
+SELECT * FROM ptree_batches();
+-- after inserts (in the delta, and merged: the mirror is rebuilt for the new generation)
+INSERT INTO mpt SELECT g % 5000 + 3, (g % 7000)::bigint * 100003 - 299999999, 'k' || (g % 3000) || 'n', date '2000-01-01' + g % 1000
+  FROM generate_series(1, 3000) g;
+SELECT * FROM ptree_batches();
+DELETE FROM mpt WHERE i % 3 = 0;
+VACUUM mpt;
+SELECT * FROM ptree_batches();
+DROP TABLE mpt;
+DROP FUNCTION ptree_batches();
+
 -- the checker's errors, with their SQLSTATEs
 CREATE FUNCTION ptree_err(q text) RETURNS text LANGUAGE plpgsql AS $$
 BEGIN

@@ -77,6 +77,7 @@
 #include "storage/lmgr.h"
 #include "utils/builtins.h"
 #include "utils/fmgroids.h"
+#include "utils/guc.h"
 #include "utils/lsyscache.h"
 #include "utils/pg_locale.h"
 #include "utils/selfuncs.h"
@@ -86,6 +87,8 @@
 PG_FUNCTION_INFO_V1(gpuext_ptree_handler);
 
 static relopt_kind ptree_relopt_kind;
+
+int			ptree_batch_min = 64;
 
 static void ptreecostestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 							  Cost *indexStartupCost, Cost *indexTotalCost,
@@ -107,6 +110,11 @@ gx_ptree_init(void)
 	add_int_reloption(ptree_relopt_kind, "fillfactor",
 					  "Packs every leaf page to this percentage when the main structure is written",
 					  100, 10, 100, ShareUpdateExclusiveLock);
+	DefineCustomIntVariable("gpuext.ptree_batch_min",
+							"= ANY arrays of at least this many elements are looked up in one batch in a gpuext_ptree index's prefix-tree mirror.",
+							"0 looks every element up through the directory.",
+							&ptree_batch_min, 64, 0, INT_MAX,
+							PGC_USERSET, 0, NULL, NULL, NULL);
 }
 
 /*

@@ -26,6 +26,7 @@
 #include "utils/memutils.h"
 #include "utils/snapmgr.h"
 
+#include "gx_ptree.h"
 #include "ptree.h"
 
 /* one scan key, normalized */
@@ -422,6 +423,47 @@ ptree_scan_main(Relation index, PtreeScanOpaque so, PtreeMetaData *meta,
 }
 
 /*
+ * Look the elements of an = ANY key up in one batch in the index's
+ * prefix-tree mirror (the CPU engine runs the lookups of cuda/gx_ptree.h)
+ */
+static void
+ptree_scan_batch(Relation index, PtreeScanOpaque so, PtreeMetaData *meta, PtreeScanKey *pk)
+{
+	GxPtreeMirror *m = ptree_mirror_get(index, meta);
+	int64	   *found = palloc(sizeof(int64) * pk->nelems);
+	ItemPointerData *buf = NULL;
+	int64		maxbuf = 0;
+	int			i;
+
+	ptree_mirror_lookup(m, pk->elems, pk->nelems, found);
+	for (i = 0; i < pk->nelems; i++)
+	{
+		PtreeKey	key;
+		const uint64 *tids;
+		int64		ntids,
+					j;
+
+		if (found[i] < 0)
+			continue;
+		ptree_mirror_key(m, found[i], &key, &tids, &ntids);
+		if (!ptree_matches(so, &key))
+			continue;
+		if (ntids > maxbuf)
+		{
+			maxbuf = Max(ntids, 256);
+			buf = buf ? repalloc_huge(buf, sizeof(ItemPointerData) * maxbuf)
+				: palloc_extended(sizeof(ItemPointerData) * maxbuf, MCXT_ALLOC_HUGE);
+		}
+		for (j = 0; j < ntids; j++)
+			ItemPointerSet(&buf[j], (BlockNumber) (tids[j] >> 16), (OffsetNumber) (tids[j] & 0xffff));
+		ptree_add_tids(so, buf, (int) ntids);
+	}
+	pfree(found);
+	if (buf)
+		pfree(buf);
+}
+
+/*
  * Read the delta, keeping matching TIDs
  */
 static void
@@ -493,8 +535,11 @@ ptree_collect(IndexScanDesc scan)
 		PtreeScanKey *pk = &so->keys[so->driver];
 		int			i;
 
-		for (i = 0; i < pk->nelems; i++)
-			ptree_scan_main(index, so, &meta, &pk->elems[i], &pk->elems[i], true);
+		if (ptree_batch_min > 0 && pk->nelems >= ptree_batch_min && meta.levels > 0)
+			ptree_scan_batch(index, so, &meta, pk);
+		else
+			for (i = 0; i < pk->nelems; i++)
+				ptree_scan_main(index, so, &meta, &pk->elems[i], &pk->elems[i], true);
 	}
 	else
 	{
