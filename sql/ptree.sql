@@ -1,9 +1,9 @@
 -- gpuext_ptree index access method: index scans must return exactly what
 -- sequential scans return, through inserts (delta), merges, updates,
 -- deletes, VACUUM, REINDEX, VACUUM FULL, TRUNCATE and on unlogged tables
+SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS gpuext;
 SET gpuext.enabled = off;		-- compare with stock PostgreSQL's own scans
-SET client_min_messages = warning;
 
 -- runs q with the index forced and with a sequential scan; the two result
 -- multisets must be equal (EXCEPT ALL both ways) and the index used

@@ -55,11 +55,19 @@
  * reused only if its own generation says it is not live, so a stale free
  * space map cannot hand out a live page.
  *
- * Concurrency.  The metapage's buffer lock orders everything: a scan holds
- * it in share mode while it collects all its TIDs (then returns them with
- * no lock held); inserts and merges hold it exclusively; VACUUM holds it in
- * share mode and locks each page exclusively while it removes TIDs.  Only
- * MVCC snapshots are supported for plain index scans.
+ * Concurrency.  Inserts and merges hold the metapage's buffer lock
+ * exclusively (one at a time; VACUUM's bulk delete is a merge).  A scan
+ * reads the metapage, lets it go, and collects all its TIDs from the pages
+ * of that generation, each page under its own share lock, then returns
+ * them with no lock held.  Pages of a generation never change once a merge
+ * has replaced it, and a page is never rewritten with a generation it had
+ * before, so a page that still carries the scan's generation holds what
+ * the scan expects; if it carries another, the scan starts again (after
+ * three restarts it holds the metapage in share mode for the whole
+ * collection, which keeps merges out).  An entry removed by VACUUM may
+ * still be returned by a scan of the older generation, which is harmless
+ * for MVCC snapshots (the heap slot can only be reused by a tuple the
+ * snapshot does not see), the only ones plain index scans accept.
  *
  * IDENTIFICATION
  *		src/ptree.c

@@ -151,13 +151,11 @@ extern void ptreerescan(IndexScanDesc scan, ScanKey keys, int nkeys, ScanKey ord
 extern bool ptreegettuple(IndexScanDesc scan, ScanDirection dir);
 extern int64 ptreegetbitmap(IndexScanDesc scan, TIDBitmap *tbm);
 extern void ptreeendscan(IndexScanDesc scan);
-extern BlockNumber ptree_find_leaf(Relation index, BlockNumber root, uint32 levels,
-								   const PtreeKey *bound, uint32 gen);
 
 /* ptree_mirror.c */
 struct GxPtreeMirror;
 extern int	ptree_batch_min;
-extern struct GxPtreeMirror *ptree_mirror_get(Relation index, PtreeMetaData *meta);
+extern struct GxPtreeMirror *ptree_mirror_get(Relation index, PtreeMetaData *meta, bool hold);
 extern void ptree_mirror_lookup(const struct GxPtreeMirror *m, const PtreeKey *probes, int n, int64 *out);
 extern void ptree_mirror_key(const struct GxPtreeMirror *m, int64 i, PtreeKey *key,
 							 const uint64 **tids, int64 *ntids);

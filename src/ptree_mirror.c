@@ -7,8 +7,8 @@
  * A scan with an = ANY(array) key of at least gpuext.ptree_batch_min
  * elements looks all of them up in one batch against the mirror instead
  * of descending the directory once per element.  The mirror belongs to one
- * generation of the index: any merge (and so any VACUUM) makes a new
- * generation, and the next batch rebuilds it.  The CUDA kernel that runs
+ * generation of the index (whose main pages never change): any merge (and
+ * so any VACUUM) makes a new generation, and the next batch rebuilds it.  The CUDA kernel that runs
  * the same lookups (cuda/ptree.cu) is not yet called by the GPU service.
  *
  * IDENTIFICATION
@@ -108,10 +108,13 @@ ptree_mirror_add(PtreeMirrorBuild *b, PtreeTuple t)
 }
 
 /*
- * Build the mirror of main (the caller holds the metapage share-locked)
+ * Build the mirror of main's generation meta->gen.  Pages are checked to
+ * belong to it: if one does not (a merge replaced the generation and
+ * reused the page), NULL, unless the caller holds the metapage (hold),
+ * when it is corruption.
  */
 static GxPtreeMirror *
-ptree_mirror_build(Relation index, PtreeMetaData *meta)
+ptree_mirror_build(Relation index, PtreeMetaData *meta, bool hold)
 {
 	PtreeMirrorBuild b;
 	BlockNumber blkno = meta->first_leaf;
@@ -148,9 +151,18 @@ ptree_mirror_build(Relation index, PtreeMetaData *meta)
 		OffsetNumber o,
 					maxoff;
 
-		CHECK_FOR_INTERRUPTS();
+		if (!hold)
+			CHECK_FOR_INTERRUPTS();
 		LockBuffer(buf, BUFFER_LOCK_SHARE);
 		page = BufferGetPage(buf);
+		if ((!ptree_page_is_live(page, meta->gen) || PtreePageGetOpaque(page)->type != PTREE_LEAF) &&
+			!hold)
+		{
+			UnlockReleaseBuffer(buf);
+			MemoryContextSwitchTo(old);
+			MemoryContextDelete(tmp);
+			return NULL;
+		}
 		if (!ptree_page_is_live(page, meta->gen) || PtreePageGetOpaque(page)->type != PTREE_LEAF)
 			ereport(ERROR,
 					(errcode(ERRCODE_INDEX_CORRUPTED),
@@ -261,13 +273,15 @@ ptree_mirror_build(Relation index, PtreeMetaData *meta)
 }
 
 /*
- * The mirror of the index's live generation, built if this backend has
- * none (the caller holds the metapage share-locked)
+ * The mirror of generation meta->gen of the index, built if this backend
+ * has none; NULL if the generation was replaced during the build (see
+ * ptree_mirror_build)
  */
 GxPtreeMirror *
-ptree_mirror_get(Relation index, PtreeMetaData *meta)
+ptree_mirror_get(Relation index, PtreeMetaData *meta, bool hold)
 {
 	PtreeMirrorEntry *e;
+	GxPtreeMirror *m;
 	int			i;
 
 	if (mirror_ctx == NULL)
@@ -282,12 +296,14 @@ ptree_mirror_get(Relation index, PtreeMetaData *meta)
 			e->main_tids == meta->main_tids)
 			return e->mirror;
 	}
+	m = ptree_mirror_build(index, meta, hold);
+	if (m == NULL)
+		return NULL;
 	e = &mirror_cache[mirror_next];
 	mirror_next = (mirror_next + 1) % PTREE_MIRROR_CACHE;
 	if (e->mirror)
 		pfree(e->mirror);
-	e->mirror = NULL;
-	e->mirror = ptree_mirror_build(index, meta);
+	e->mirror = m;
 	e->relid = RelationGetRelid(index);
 	e->node = index->rd_node;
 	e->gen = meta->gen;

@@ -2,10 +2,13 @@
  * ptree_scan.c
  *		gpuext_ptree: plain and bitmap index scans.
  *
- * A scan collects every matching TID at once, holding the metapage in
- * share mode (so no merge can switch the structure under it): the range
- * of main's leaves that its bounds allow, found through the directory,
- * and the whole delta.  The TIDs are then sorted, made unique and handed
+ * A scan collects every matching TID at once: the range of main's leaves
+ * that its bounds allow, found through the directory, and the whole
+ * delta, all of the generation it read in the metapage.  It holds no lock
+ * but each page's while it reads it, so merges and inserts go on; if a
+ * page turns out to belong to another generation, the scan starts again
+ * (and after three such restarts holds the metapage in share mode, which
+ * keeps merges out).  The TIDs are then sorted, made unique and handed
  * out with no lock held.  = ANY(array) keys are sorted and made unique;
  * the first one drives one descent per element, the others filter by
  * binary search.
@@ -49,6 +52,8 @@ typedef struct PtreeScanOpaqueData
 	PtreeScanKey *keys;
 	int			nkeys;
 	int			driver;			/* index of the = ANY key that drives, or -1 */
+	bool		hold;			/* the metapage is held for the whole collection */
+	bool		changed;		/* a page was no longer of the scan's generation */
 	ItemPointerData *tids;
 	int64		ntids;
 	int64		maxtids;
@@ -314,16 +319,41 @@ ptree_add_tids(PtreeScanOpaque so, ItemPointer tids, int n)
 }
 
 /*
- * The leaf where entries >= bound may begin: the child of the last
- * directory tuple whose key is < bound (or the first child) at each level
+ * Is the page one of generation gen's, of the given type?  Without the
+ * metapage lock, merges go on while the scan reads: a page may have been
+ * freed and rewritten for a later generation since the scan read the
+ * metapage (pages of a generation never change once it is replaced, and
+ * are never rewritten with the same generation), and then the scan starts
+ * again (changed).  With the metapage held, it is corruption.
  */
-BlockNumber
-ptree_find_leaf(Relation index, BlockNumber root, uint32 levels, const PtreeKey *bound, uint32 gen)
+static bool
+ptree_scan_page_ok(Relation index, PtreeScanOpaque so, Page page, BlockNumber blkno,
+				   uint32 gen, uint16 type)
 {
-	BlockNumber blkno = root;
+	if (ptree_page_is_live(page, gen) && PtreePageGetOpaque(page)->type == type &&
+		(type != PTREE_INNER || PageGetMaxOffsetNumber(page) >= FirstOffsetNumber))
+		return true;
+	if (so->hold)
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("gpuext_ptree index \"%s\": block %u is not a page of type %u of the live structure",
+						RelationGetRelationName(index), blkno, type)));
+	so->changed = true;
+	return false;
+}
+
+/*
+ * The leaf where entries >= bound may begin: the child of the last
+ * directory tuple whose key is < bound (or the first child) at each level;
+ * InvalidBlockNumber if the structure changed
+ */
+static BlockNumber
+ptree_find_leaf(Relation index, PtreeScanOpaque so, PtreeMetaData *meta, const PtreeKey *bound)
+{
+	BlockNumber blkno = meta->root;
 	uint32		level;
 
-	for (level = levels; level > 1; level--)
+	for (level = meta->levels; level > 1; level--)
 	{
 		Buffer		buf = ReadBuffer(index, blkno);
 		Page		page;
@@ -333,12 +363,11 @@ ptree_find_leaf(Relation index, BlockNumber root, uint32 levels, const PtreeKey 
 
 		LockBuffer(buf, BUFFER_LOCK_SHARE);
 		page = BufferGetPage(buf);
-		if (!ptree_page_is_live(page, gen) || PtreePageGetOpaque(page)->type != PTREE_INNER ||
-			PageGetMaxOffsetNumber(page) < FirstOffsetNumber)
-			ereport(ERROR,
-					(errcode(ERRCODE_INDEX_CORRUPTED),
-					 errmsg("gpuext_ptree index \"%s\": block %u is not a directory page of the live structure",
-							RelationGetRelationName(index), blkno)));
+		if (!ptree_scan_page_ok(index, so, page, blkno, meta->gen, PTREE_INNER))
+		{
+			UnlockReleaseBuffer(buf);
+			return InvalidBlockNumber;
+		}
 		/* binary search: the last tuple with key < bound */
 		lo = FirstOffsetNumber;
 		hi = PageGetMaxOffsetNumber(page);
@@ -376,25 +405,27 @@ ptree_scan_main(Relation index, PtreeScanOpaque so, PtreeMetaData *meta,
 {
 	BlockNumber blkno;
 
-	if (meta->levels == 0)
+	if (meta->levels == 0 || so->changed)
 		return;
-	blkno = lower ? ptree_find_leaf(index, meta->root, meta->levels, lower, meta->gen)
-		: meta->first_leaf;
+	blkno = lower ? ptree_find_leaf(index, so, meta, lower) : meta->first_leaf;
 	while (BlockNumberIsValid(blkno))
 	{
-		Buffer		buf = ReadBuffer(index, blkno);
+		Buffer		buf;
 		Page		page;
 		OffsetNumber off,
 					maxoff;
 		bool		done = false;
 
+		if (!so->hold)
+			CHECK_FOR_INTERRUPTS();
+		buf = ReadBuffer(index, blkno);
 		LockBuffer(buf, BUFFER_LOCK_SHARE);
 		page = BufferGetPage(buf);
-		if (!ptree_page_is_live(page, meta->gen) || PtreePageGetOpaque(page)->type != PTREE_LEAF)
-			ereport(ERROR,
-					(errcode(ERRCODE_INDEX_CORRUPTED),
-					 errmsg("gpuext_ptree index \"%s\": block %u is not a leaf of the live structure",
-							RelationGetRelationName(index), blkno)));
+		if (!ptree_scan_page_ok(index, so, page, blkno, meta->gen, PTREE_LEAF))
+		{
+			UnlockReleaseBuffer(buf);
+			return;
+		}
 		maxoff = PageGetMaxOffsetNumber(page);
 		for (off = FirstOffsetNumber; off <= maxoff; off++)
 		{
@@ -429,12 +460,18 @@ ptree_scan_main(Relation index, PtreeScanOpaque so, PtreeMetaData *meta,
 static void
 ptree_scan_batch(Relation index, PtreeScanOpaque so, PtreeMetaData *meta, PtreeScanKey *pk)
 {
-	GxPtreeMirror *m = ptree_mirror_get(index, meta);
-	int64	   *found = palloc(sizeof(int64) * pk->nelems);
+	GxPtreeMirror *m = ptree_mirror_get(index, meta, so->hold);
+	int64	   *found;
 	ItemPointerData *buf = NULL;
 	int64		maxbuf = 0;
 	int			i;
 
+	if (m == NULL)
+	{
+		so->changed = true;		/* the structure changed during the build */
+		return;
+	}
+	found = palloc(sizeof(int64) * pk->nelems);
 	ptree_mirror_lookup(m, pk->elems, pk->nelems, found);
 	for (i = 0; i < pk->nelems; i++)
 	{
@@ -469,22 +506,25 @@ ptree_scan_batch(Relation index, PtreeScanOpaque so, PtreeMetaData *meta, PtreeS
 static void
 ptree_scan_delta(Relation index, PtreeScanOpaque so, PtreeMetaData *meta)
 {
-	BlockNumber blkno = meta->delta_head;
+	BlockNumber blkno = so->changed ? InvalidBlockNumber : meta->delta_head;
 
 	while (BlockNumberIsValid(blkno))
 	{
-		Buffer		buf = ReadBuffer(index, blkno);
+		Buffer		buf;
 		Page		page;
 		OffsetNumber off,
 					maxoff;
 
+		if (!so->hold)
+			CHECK_FOR_INTERRUPTS();
+		buf = ReadBuffer(index, blkno);
 		LockBuffer(buf, BUFFER_LOCK_SHARE);
 		page = BufferGetPage(buf);
-		if (!ptree_page_is_live(page, meta->gen) || PtreePageGetOpaque(page)->type != PTREE_DELTA)
-			ereport(ERROR,
-					(errcode(ERRCODE_INDEX_CORRUPTED),
-					 errmsg("gpuext_ptree index \"%s\": block %u is not a delta page of the live structure",
-							RelationGetRelationName(index), blkno)));
+		if (!ptree_scan_page_ok(index, so, page, blkno, meta->gen, PTREE_DELTA))
+		{
+			UnlockReleaseBuffer(buf);
+			return;
+		}
 		maxoff = PageGetMaxOffsetNumber(page);
 		for (off = FirstOffsetNumber; off <= maxoff; off++)
 		{
@@ -501,45 +541,28 @@ ptree_scan_delta(Relation index, PtreeScanOpaque so, PtreeMetaData *meta)
 }
 
 /*
- * Collect all matching TIDs, sorted and unique
+ * Collect the matching TIDs of generation meta->gen (so->changed if the
+ * structure changed under the scan)
  */
 static void
-ptree_collect(IndexScanDesc scan)
+ptree_collect_gen(Relation index, PtreeScanOpaque so, PtreeMetaData *meta)
 {
-	Relation	index = scan->indexRelation;
-	PtreeScanOpaque so = (PtreeScanOpaque) scan->opaque;
-	Buffer		metabuf;
-	PtreeMetaData meta;
-
-	ptree_prepare_keys(scan);
-	so->collected = true;
-	if (so->impossible)
-		return;
-
-	metabuf = ReadBuffer(index, PTREE_METAPAGE_BLKNO);
-	LockBuffer(metabuf, BUFFER_LOCK_SHARE);
-	meta = *PtreePageGetMeta(BufferGetPage(metabuf));
-	if (meta.magic != PTREE_MAGIC)
-		ereport(ERROR,
-				(errcode(ERRCODE_INDEX_CORRUPTED),
-				 errmsg("index \"%s\" is not a gpuext_ptree index", RelationGetRelationName(index))));
-
 	if (so->want_null)
 	{
 		PtreeKey	nullkey = {true, 0, NULL};
 
-		ptree_scan_main(index, so, &meta, &nullkey, NULL, true);
+		ptree_scan_main(index, so, meta, &nullkey, NULL, true);
 	}
 	else if (so->driver >= 0)
 	{
 		PtreeScanKey *pk = &so->keys[so->driver];
 		int			i;
 
-		if (ptree_batch_min > 0 && pk->nelems >= ptree_batch_min && meta.levels > 0)
-			ptree_scan_batch(index, so, &meta, pk);
+		if (ptree_batch_min > 0 && pk->nelems >= ptree_batch_min && meta->levels > 0)
+			ptree_scan_batch(index, so, meta, pk);
 		else
-			for (i = 0; i < pk->nelems; i++)
-				ptree_scan_main(index, so, &meta, &pk->elems[i], &pk->elems[i], true);
+			for (i = 0; i < pk->nelems && !so->changed; i++)
+				ptree_scan_main(index, so, meta, &pk->elems[i], &pk->elems[i], true);
 	}
 	else
 	{
@@ -576,10 +599,52 @@ ptree_collect(IndexScanDesc scan)
 			upper = &notnull_max;
 			upper_incl = false;
 		}
-		ptree_scan_main(index, so, &meta, lower, upper, upper_incl);
+		ptree_scan_main(index, so, meta, lower, upper, upper_incl);
 	}
-	ptree_scan_delta(index, so, &meta);
-	UnlockReleaseBuffer(metabuf);
+	ptree_scan_delta(index, so, meta);
+}
+
+/*
+ * Collect all matching TIDs, sorted and unique
+ */
+static void
+ptree_collect(IndexScanDesc scan)
+{
+	Relation	index = scan->indexRelation;
+	PtreeScanOpaque so = (PtreeScanOpaque) scan->opaque;
+	Buffer		metabuf;
+	PtreeMetaData meta;
+	int			attempt;
+
+	ptree_prepare_keys(scan);
+	so->collected = true;
+	if (so->impossible)
+		return;
+
+	for (attempt = 0;; attempt++)
+	{
+		/* after three restarts, keep merges out for the whole collection */
+		so->hold = attempt >= 3;
+		so->changed = false;
+		so->ntids = 0;
+		metabuf = ReadBuffer(index, PTREE_METAPAGE_BLKNO);
+		LockBuffer(metabuf, BUFFER_LOCK_SHARE);
+		meta = *PtreePageGetMeta(BufferGetPage(metabuf));
+		if (!so->hold)
+			UnlockReleaseBuffer(metabuf);
+		if (meta.magic != PTREE_MAGIC)
+			ereport(ERROR,
+					(errcode(ERRCODE_INDEX_CORRUPTED),
+					 errmsg("index \"%s\" is not a gpuext_ptree index", RelationGetRelationName(index))));
+		ptree_collect_gen(index, so, &meta);
+		if (so->hold)
+			UnlockReleaseBuffer(metabuf);
+		if (!so->changed)
+			break;
+		ereport(DEBUG1,
+				(errmsg_internal("gpuext_ptree scan of \"%s\" starts again: generation %u was replaced",
+								 RelationGetRelationName(index), meta.gen)));
+	}
 
 	if (so->ntids > 1)
 	{

@@ -43,9 +43,12 @@ CREATE INDEX pu_k ON pu USING gpuext_ptree (k) WITH (delta_pages = 1);
 INSERT INTO pu SELECT g % 50 FROM generate_series(1, 5000) g;
 });
 
+# a slot keeps the WAL the standby still needs (full-page images make a lot)
+$primary->safe_psql('postgres', "SELECT pg_create_physical_replication_slot('ptree_standby')");
 $primary->backup('b');
 my $standby = PostgreSQL::Test::Cluster->new('ptree_standby');
 $standby->init_from_backup($primary, 'b', has_streaming => 1);
+$standby->append_conf('postgresql.conf', "primary_slot_name = 'ptree_standby'\n");
 $standby->start;
 
 my @queries = (
