@@ -192,4 +192,5 @@ _PG_init(void)
 	gx_gpuscan_init();
 	gx_spill_cost_init();		/* before GpuAgg: it compares with re-costed paths */
 	gx_gpuagg_init();
+	gx_ptree_join_init();
 }

@@ -146,6 +146,7 @@ extern void ptree_merge(Relation index, Buffer metabuf, IndexBulkDeleteCallback 
 						void *callback_state, IndexBulkDeleteResult *stats);
 
 /* ptree_scan.c */
+extern Datum ptree_widen(Oid keytype, Oid argtype, Datum value);
 extern IndexScanDesc ptreebeginscan(Relation index, int nkeys, int norderbys);
 extern void ptreerescan(IndexScanDesc scan, ScanKey keys, int nkeys, ScanKey orderbys, int norderbys);
 extern bool ptreegettuple(IndexScanDesc scan, ScanDirection dir);
@@ -159,6 +160,14 @@ extern struct GxPtreeMirror *ptree_mirror_get(Relation index, PtreeMetaData *met
 extern void ptree_mirror_lookup(const struct GxPtreeMirror *m, const PtreeKey *probes, int n, int64 *out);
 extern void ptree_mirror_key(const struct GxPtreeMirror *m, int64 i, PtreeKey *key,
 							 const uint64 **tids, int64 *ntids);
+
+extern void ptree_lookup_batch(Relation index, const PtreeKey *probes, const bool *valid, int n,
+							   int64 **tidoff, ItemPointerData **tids);
+
+/* ptree_join.c */
+extern bool ptree_enable_join;
+extern int	ptree_join_batch;
+extern void gx_ptree_join_init(void);
 
 /* ptree_vacuum.c */
 extern IndexBulkDeleteResult *ptreebulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,

@@ -361,3 +361,216 @@ ptree_mirror_key(const GxPtreeMirror *m, int64 i, PtreeKey *key, const uint64 **
 	*tids = GX_PTREE_PART(m, off_tids, const uint64) + postoff[i];
 	*ntids = (int64) (postoff[i + 1] - postoff[i]);
 }
+
+/* for qsort_arg of probe numbers by their keys */
+static int
+ptree_probe_cmp(const void *a, const void *b, void *arg)
+{
+	const PtreeKey *probes = (const PtreeKey *) arg;
+
+	return ptree_key_compare(&probes[*(const int *) a], &probes[*(const int *) b]);
+}
+
+/*
+ * Look n probe keys up at once (those with valid[i]), for a batched join:
+ * main through the mirror, the delta in one pass.  Returns, in the current
+ * memory context, tidoff[n + 1] and the TIDs, probe i's being
+ * tids[tidoff[i] .. tidoff[i + 1]).  Like a scan, it reads the generation
+ * it found in the metapage without holding it, and starts again if that
+ * generation is replaced under it (after three times, it holds it).
+ */
+void
+ptree_lookup_batch(Relation index, const PtreeKey *probes, const bool *valid, int n,
+				   int64 **tidoff_out, ItemPointerData **tids_out)
+{
+	int			attempt;
+
+	for (attempt = 0;; attempt++)
+	{
+		bool		hold = attempt >= 3;
+		bool		changed = false;
+		Buffer		metabuf;
+		PtreeMetaData meta;
+		GxPtreeMirror *m = NULL;
+		int64	   *found = palloc(sizeof(int64) * Max(n, 1));
+		int		   *order = palloc(sizeof(int) * Max(n, 1));
+		int			nvalid = 0;
+		int		   *dprobe = NULL;
+		ItemPointerData *dtid = NULL;
+		int64		nd = 0,
+					maxd = 0;
+		int64	   *tidoff;
+		ItemPointerData *tids;
+		int64	   *fill;
+		int64		total = 0;
+		BlockNumber blkno;
+		int			i;
+
+		metabuf = ReadBuffer(index, PTREE_METAPAGE_BLKNO);
+		LockBuffer(metabuf, BUFFER_LOCK_SHARE);
+		meta = *PtreePageGetMeta(BufferGetPage(metabuf));
+		if (!hold)
+			UnlockReleaseBuffer(metabuf);
+		if (meta.magic != PTREE_MAGIC)
+			ereport(ERROR,
+					(errcode(ERRCODE_INDEX_CORRUPTED),
+					 errmsg("index \"%s\" is not a gpuext_ptree index", RelationGetRelationName(index))));
+
+		for (i = 0; i < n; i++)
+		{
+			found[i] = -1;
+			if (valid[i])
+				order[nvalid++] = i;
+		}
+
+		/* main: one batch of lookups in the mirror */
+		if (meta.levels > 0 && nvalid > 0)
+		{
+			m = ptree_mirror_get(index, &meta, hold);
+			if (m == NULL)
+				changed = true;
+			else
+			{
+				PtreeKey   *vp = palloc(sizeof(PtreeKey) * nvalid);
+				int64	   *vf = palloc(sizeof(int64) * nvalid);
+
+				for (i = 0; i < nvalid; i++)
+					vp[i] = probes[order[i]];
+				ptree_mirror_lookup(m, vp, nvalid, vf);
+				for (i = 0; i < nvalid; i++)
+					found[order[i]] = vf[i];
+				pfree(vp);
+				pfree(vf);
+			}
+		}
+
+		/* the delta: every entry against the sorted probes */
+		if (nvalid > 1)
+			qsort_arg(order, nvalid, sizeof(int), ptree_probe_cmp, (void *) probes);
+		blkno = changed ? InvalidBlockNumber : meta.delta_head;
+		while (BlockNumberIsValid(blkno) && nvalid > 0)
+		{
+			Buffer		buf;
+			Page		page;
+			OffsetNumber off,
+						maxoff;
+
+			if (!hold)
+				CHECK_FOR_INTERRUPTS();
+			buf = ReadBuffer(index, blkno);
+			LockBuffer(buf, BUFFER_LOCK_SHARE);
+			page = BufferGetPage(buf);
+			if (!ptree_page_is_live(page, meta.gen) || PtreePageGetOpaque(page)->type != PTREE_DELTA)
+			{
+				UnlockReleaseBuffer(buf);
+				if (hold)
+					ereport(ERROR,
+							(errcode(ERRCODE_INDEX_CORRUPTED),
+							 errmsg("gpuext_ptree index \"%s\": block %u is not a delta page of the live structure",
+									RelationGetRelationName(index), blkno)));
+				changed = true;
+				break;
+			}
+			maxoff = PageGetMaxOffsetNumber(page);
+			for (off = FirstOffsetNumber; off <= maxoff; off++)
+			{
+				PtreeTuple	t = (PtreeTuple) PageGetItem(page, PageGetItemId(page, off));
+				PtreeKey	k;
+				int			lo = 0,
+							hi = nvalid;
+
+				ptree_tuple_key(t, &k);
+				if (k.isnull)
+					continue;
+				/* the first probe whose key is >= k */
+				while (lo < hi)
+				{
+					int			mid = lo + (hi - lo) / 2;
+
+					if (ptree_key_compare(&probes[order[mid]], &k) < 0)
+						lo = mid + 1;
+					else
+						hi = mid;
+				}
+				for (; lo < nvalid && ptree_key_compare(&probes[order[lo]], &k) == 0; lo++)
+				{
+					if (nd == maxd)
+					{
+						maxd = Max(maxd * 2, 256);
+						dprobe = dprobe ? repalloc_huge(dprobe, sizeof(int) * maxd)
+							: palloc_extended(sizeof(int) * maxd, MCXT_ALLOC_HUGE);
+						dtid = dtid ? repalloc_huge(dtid, sizeof(ItemPointerData) * maxd)
+							: palloc_extended(sizeof(ItemPointerData) * maxd, MCXT_ALLOC_HUGE);
+					}
+					dprobe[nd] = order[lo];
+					dtid[nd] = PtreeTupleTids(t)[0];
+					nd++;
+				}
+			}
+			blkno = PtreePageGetOpaque(page)->next;
+			UnlockReleaseBuffer(buf);
+		}
+		if (hold)
+			UnlockReleaseBuffer(metabuf);
+		if (changed)
+		{
+			pfree(found);
+			pfree(order);
+			if (dprobe)
+				pfree(dprobe);
+			if (dtid)
+				pfree(dtid);
+			continue;
+		}
+
+		/* each probe's TIDs: main's posting list, then its delta entries */
+		tidoff = palloc0(sizeof(int64) * (n + 1));
+		for (i = 0; i < n; i++)
+		{
+			if (found[i] >= 0)
+			{
+				PtreeKey	k;
+				const uint64 *mt;
+				int64		mn;
+
+				ptree_mirror_key(m, found[i], &k, &mt, &mn);
+				tidoff[i + 1] += mn;
+			}
+		}
+		for (i = 0; i < nd; i++)
+			tidoff[dprobe[i] + 1]++;
+		for (i = 0; i < n; i++)
+			tidoff[i + 1] += tidoff[i];
+		total = tidoff[n];
+		tids = palloc_extended(sizeof(ItemPointerData) * Max(total, 1), MCXT_ALLOC_HUGE);
+		fill = palloc(sizeof(int64) * Max(n, 1));
+		for (i = 0; i < n; i++)
+		{
+			fill[i] = tidoff[i];
+			if (found[i] >= 0)
+			{
+				PtreeKey	k;
+				const uint64 *mt;
+				int64		mn,
+							j;
+
+				ptree_mirror_key(m, found[i], &k, &mt, &mn);
+				for (j = 0; j < mn; j++)
+				{
+					/* ItemPointerSet evaluates its first argument twice */
+					ItemPointer tid = &tids[fill[i]++];
+
+					ItemPointerSet(tid, (BlockNumber) (mt[j] >> 16), (OffsetNumber) (mt[j] & 0xffff));
+				}
+			}
+		}
+		for (i = 0; i < nd; i++)
+			tids[fill[dprobe[i]]++] = dtid[i];
+		pfree(fill);
+		pfree(found);
+		pfree(order);
+		*tidoff_out = tidoff;
+		*tids_out = tids;
+		return;
+	}
+}

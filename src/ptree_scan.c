@@ -96,7 +96,7 @@ ptreebeginscan(Relation index, int nkeys, int norderbys)
  * as a value of the key's type: the widening is exact, so the comparison
  * means the same
  */
-static Datum
+Datum
 ptree_widen(Oid keytype, Oid argtype, Datum value)
 {
 	if (!OidIsValid(argtype) || argtype == keytype)

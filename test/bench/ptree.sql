@@ -1,4 +1,5 @@
--- gpuext_ptree against btree: = ANY batches and index nested-loop joins.
+-- gpuext_ptree against btree: = ANY batches and index nested-loop joins
+-- (PostgreSQL's, and gpuext's PtreeBatchJoin).
 -- Two copies of the same data, one indexed by each access method; every
 -- query runs on both and the answers are compared.  Run with psql on a
 -- database with gpuext (test/bench/ptree.sh does: it prints the timings).
@@ -46,6 +47,13 @@ SET enable_hashjoin = off;
 SET enable_mergejoin = off;
 SELECT count(*), sum(b.i) FROM bpt_probes p JOIN bpt_btree b ON b.k = p.k;
 SELECT count(*), sum(b.i) FROM bpt_probes p JOIN bpt_ptree b ON b.k = p.k;
+\echo == the same join as a PtreeBatchJoin (batches of outer rows against the mirror)
+SET gpuext.enabled = on;
+SET gpuext.enable_gpuscan = off;
+SET gpuext.enable_gpuagg = off;
+EXPLAIN (COSTS OFF) SELECT count(*), sum(b.i) FROM bpt_probes p JOIN bpt_ptree b ON b.k = p.k;
+SELECT count(*), sum(b.i) FROM bpt_probes p JOIN bpt_ptree b ON b.k = p.k;
+SET gpuext.enabled = off;
 \echo == after 2 percent more rows (the ptree delta, merged every 32 pages)
 \timing on
 INSERT INTO bpt_btree SELECT g::int8 * 3 + 1, g % 100000, 'new' || g, '' FROM generate_series(1, :rows / 50) g;
