@@ -91,7 +91,10 @@ SELECT count(*) AS battery_ok FROM pj_battery() WHERE batch_1024 ~ 'same' AND ba
 SELECT pj_same('SELECT z.g, (SELECT sum(i.w) FROM pjo o JOIN pji i ON i.k = o.a WHERE o.x % 100 = z.g) FROM generate_series(1, 5) z(g)');
 EXPLAIN (COSTS OFF) SELECT z.g, (SELECT sum(i.w) FROM pjo o JOIN pji i ON i.k = o.a WHERE o.x % 100 = z.g) FROM generate_series(1, 5) z(g);
 
--- not offered: outer joins, row locks, UPDATE ... FROM, when disabled
+-- not offered: operators outside the operator family (int4 column, int8
+-- outer), outer joins, row locks, UPDATE ... FROM, when disabled
+SELECT pj_same('SELECT o.x, i.w FROM pjo o JOIN pji i ON i.k = o.a8');
+SELECT pj_same('SELECT o.x, i.w FROM pjo o JOIN pji i ON i.k < o.a AND i.k > o.a - 2');
 EXPLAIN (COSTS OFF) SELECT o.x, i.w FROM pjo o LEFT JOIN pji i ON i.k = o.a;
 EXPLAIN (COSTS OFF) SELECT o.x, i.w FROM pjo o JOIN pji i ON i.k = o.a FOR UPDATE OF i;
 EXPLAIN (COSTS OFF) UPDATE pjo o SET x = o.x FROM pji i WHERE i.k = o.a;

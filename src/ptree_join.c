@@ -186,6 +186,8 @@ ptree_join_clause(RestrictInfo *rinfo, IndexOptInfo *index, Relids outer_relids,
 		bms_is_empty(pull_varnos(NULL, other)) ||
 		contain_volatile_functions(other))
 		return false;
+	if (!op_in_opfamily(opno, index->opfamily[0]))
+		return false;
 	get_op_opfamily_properties(opno, index->opfamily[0], false, &strategy, &lefttype, &righttype);
 	if (strategy != PTREE_EQ || lefttype != index->opcintype[0])
 		return false;
