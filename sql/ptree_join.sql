@@ -47,7 +47,7 @@ BEGIN
     CASE WHEN NOT used THEN 'PtreeBatchJoin NOT used' WHEN diff = 0 THEN 'same' ELSE diff || ' differ' END;
 END $$;
 
-CREATE FUNCTION pj_battery() RETURNS TABLE (query text, batch_1024 text, batch_7 text) LANGUAGE plpgsql AS $$
+CREATE FUNCTION pj_battery() RETURNS TABLE (query text, batch_1024 text, batch_7 text, no_mirror text) LANGUAGE plpgsql AS $$
 DECLARE
   qs text[] := ARRAY[
     'SELECT o.x, i.w FROM pjo o JOIN pji i ON i.k = o.a',
@@ -70,6 +70,11 @@ BEGIN
     batch_1024 := pj_same(q);
     PERFORM set_config('gpuext.ptree_join_batch', '7', true);
     batch_7 := pj_same(q);
+    -- too large for a mirror: one descent per probe
+    PERFORM set_config('gpuext.ptree_mirror_max_mb', '0', true);
+    PERFORM set_config('gpuext.ptree_join_batch', '100', true);
+    no_mirror := pj_same(q);
+    PERFORM set_config('gpuext.ptree_mirror_max_mb', '256', true);
     RETURN NEXT;
   END LOOP;
 END $$;
@@ -82,10 +87,10 @@ INSERT INTO pji SELECT g % 800, (g % 1200)::bigint * 1000, 'key' || (g % 650), d
   FROM generate_series(1, 2500) g;
 DELETE FROM pji WHERE w % 11 = 0;
 UPDATE pji SET k = k + 1 WHERE w % 13 = 0;
-SELECT * FROM pj_battery() WHERE batch_1024 !~ 'same' OR batch_7 !~ 'same';
-SELECT count(*) AS battery_ok FROM pj_battery();
+SELECT * FROM pj_battery() WHERE batch_1024 !~ 'same' OR batch_7 !~ 'same' OR no_mirror !~ 'same';
+SELECT count(*) AS battery_ok FROM pj_battery() WHERE batch_1024 ~ 'same' AND batch_7 ~ 'same' AND no_mirror ~ 'same';
 VACUUM pji;
-SELECT count(*) AS battery_ok FROM pj_battery() WHERE batch_1024 ~ 'same' AND batch_7 ~ 'same';
+SELECT count(*) AS battery_ok FROM pj_battery() WHERE batch_1024 ~ 'same' AND batch_7 ~ 'same' AND no_mirror ~ 'same';
 
 -- rescans: the join in a correlated subquery, run again for each outer row
 SELECT pj_same('SELECT z.g, (SELECT sum(i.w) FROM pjo o JOIN pji i ON i.k = o.a WHERE o.x % 100 = z.g) FROM generate_series(1, 5) z(g)');

@@ -97,6 +97,7 @@ PG_FUNCTION_INFO_V1(gpuext_ptree_handler);
 static relopt_kind ptree_relopt_kind;
 
 int			ptree_batch_min = 64;
+int			ptree_mirror_max_mb = 256;
 
 static void ptreecostestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 							  Cost *indexStartupCost, Cost *indexTotalCost,
@@ -123,6 +124,11 @@ gx_ptree_init(void)
 							"0 looks every element up through the directory.",
 							&ptree_batch_min, 64, 0, INT_MAX,
 							PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("gpuext.ptree_mirror_max_mb",
+							"Largest prefix-tree mirror of a gpuext_ptree index a backend builds (estimated).",
+							"Batches against larger indexes descend the directory once per key; 0 never builds mirrors.",
+							&ptree_mirror_max_mb, 256, 0, INT_MAX / 2,
+							PGC_USERSET, GUC_UNIT_MB, NULL, NULL, NULL);
 }
 
 /*

@@ -147,6 +147,8 @@ extern void ptree_merge(Relation index, Buffer metabuf, IndexBulkDeleteCallback 
 
 /* ptree_scan.c */
 extern Datum ptree_widen(Oid keytype, Oid argtype, Datum value);
+extern bool ptree_main_lookup(Relation index, PtreeMetaData *meta, bool hold, const PtreeKey *key,
+							  ItemPointerData **tids, int64 *ntids);
 extern IndexScanDesc ptreebeginscan(Relation index, int nkeys, int norderbys);
 extern void ptreerescan(IndexScanDesc scan, ScanKey keys, int nkeys, ScanKey orderbys, int norderbys);
 extern bool ptreegettuple(IndexScanDesc scan, ScanDirection dir);
@@ -156,6 +158,8 @@ extern void ptreeendscan(IndexScanDesc scan);
 /* ptree_mirror.c */
 struct GxPtreeMirror;
 extern int	ptree_batch_min;
+extern int	ptree_mirror_max_mb;
+extern bool ptree_mirror_fits(PtreeMetaData *meta);
 extern struct GxPtreeMirror *ptree_mirror_get(Relation index, PtreeMetaData *meta, bool hold);
 extern void ptree_mirror_lookup(const struct GxPtreeMirror *m, const PtreeKey *probes, int n, int64 *out);
 extern void ptree_mirror_key(const struct GxPtreeMirror *m, int64 i, PtreeKey *key,

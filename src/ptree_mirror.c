@@ -273,6 +273,19 @@ ptree_mirror_build(Relation index, PtreeMetaData *meta, bool hold)
 }
 
 /*
+ * Is the mirror of this generation small enough to build (a generous
+ * estimate: main's pages, plus 8 bytes per TID and the root array)?
+ */
+bool
+ptree_mirror_fits(PtreeMetaData *meta)
+{
+	double		est = (double) meta->main_pages * BLCKSZ + (double) meta->main_tids * 8 +
+		sizeof(uint32) * GX_PTREE_ROOT_SIZE;
+
+	return est <= (double) ptree_mirror_max_mb * 1024 * 1024;
+}
+
+/*
  * The mirror of generation meta->gen of the index, built if this backend
  * has none; NULL if the generation was replaced during the build (see
  * ptree_mirror_build)
@@ -394,6 +407,8 @@ ptree_lookup_batch(Relation index, const PtreeKey *probes, const bool *valid, in
 		GxPtreeMirror *m = NULL;
 		int64	   *found = palloc(sizeof(int64) * Max(n, 1));
 		int		   *order = palloc(sizeof(int) * Max(n, 1));
+		ItemPointerData **mainlist = NULL;	/* without a mirror */
+		int64	   *mainn = NULL;
 		int			nvalid = 0;
 		int		   *dprobe = NULL;
 		ItemPointerData *dtid = NULL;
@@ -423,8 +438,17 @@ ptree_lookup_batch(Relation index, const PtreeKey *probes, const bool *valid, in
 				order[nvalid++] = i;
 		}
 
-		/* main: one batch of lookups in the mirror */
-		if (meta.levels > 0 && nvalid > 0)
+		/* main: one batch of lookups in the mirror, or one descent per probe */
+		if (meta.levels > 0 && nvalid > 0 && !ptree_mirror_fits(&meta))
+		{
+			mainlist = palloc0(sizeof(ItemPointerData *) * n);
+			mainn = palloc0(sizeof(int64) * n);
+			for (i = 0; i < nvalid && !changed; i++)
+				if (!ptree_main_lookup(index, &meta, hold, &probes[order[i]],
+									   &mainlist[order[i]], &mainn[order[i]]))
+					changed = true;
+		}
+		else if (meta.levels > 0 && nvalid > 0)
 		{
 			m = ptree_mirror_get(index, &meta, hold);
 			if (m == NULL)
@@ -537,6 +561,9 @@ ptree_lookup_batch(Relation index, const PtreeKey *probes, const bool *valid, in
 				tidoff[i + 1] += mn;
 			}
 		}
+		if (mainlist)
+			for (i = 0; i < n; i++)
+				tidoff[i + 1] += mainn[i];
 		for (i = 0; i < nd; i++)
 			tidoff[dprobe[i] + 1]++;
 		for (i = 0; i < n; i++)
@@ -564,6 +591,13 @@ ptree_lookup_batch(Relation index, const PtreeKey *probes, const bool *valid, in
 				}
 			}
 		}
+		if (mainlist)
+			for (i = 0; i < n; i++)
+				if (mainn[i] > 0)
+				{
+					memcpy(&tids[fill[i]], mainlist[i], sizeof(ItemPointerData) * mainn[i]);
+					fill[i] += mainn[i];
+				}
 		for (i = 0; i < nd; i++)
 			tids[fill[dprobe[i]]++] = dtid[i];
 		pfree(fill);

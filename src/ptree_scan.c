@@ -454,6 +454,34 @@ ptree_scan_main(Relation index, PtreeScanOpaque so, PtreeMetaData *meta,
 }
 
 /*
+ * The TIDs of key in main's generation meta->gen, by a directory descent
+ * (for batches whose index is too large for a mirror); false if the
+ * structure changed under the lookup (not when hold)
+ */
+bool
+ptree_main_lookup(Relation index, PtreeMetaData *meta, bool hold, const PtreeKey *key,
+				  ItemPointerData **tids, int64 *ntids)
+{
+	PtreeScanOpaqueData so;
+	PtreeScanKey pk;
+
+	memset(&so, 0, sizeof(so));
+	memset(&pk, 0, sizeof(pk));
+	so.ctx = CurrentMemoryContext;
+	so.hold = hold;
+	so.want_notnull = true;
+	so.driver = -1;
+	pk.strategy = PTREE_EQ;
+	pk.key = *key;
+	so.keys = &pk;
+	so.nkeys = 1;
+	ptree_scan_main(index, &so, meta, key, key, true);
+	*tids = so.tids;
+	*ntids = so.ntids;
+	return !so.changed;
+}
+
+/*
  * Look the elements of an = ANY key up in one batch in the index's
  * prefix-tree mirror (the CPU engine runs the lookups of cuda/gx_ptree.h)
  */
@@ -558,7 +586,8 @@ ptree_collect_gen(Relation index, PtreeScanOpaque so, PtreeMetaData *meta)
 		PtreeScanKey *pk = &so->keys[so->driver];
 		int			i;
 
-		if (ptree_batch_min > 0 && pk->nelems >= ptree_batch_min && meta->levels > 0)
+		if (ptree_batch_min > 0 && pk->nelems >= ptree_batch_min && meta->levels > 0 &&
+			ptree_mirror_fits(meta))
 			ptree_scan_batch(index, so, meta, pk);
 		else
 			for (i = 0; i < pk->nelems && !so->changed; i++)
