@@ -224,8 +224,8 @@ ptree_writer_add_posting(PtreeWriter *w, const PtreeKey *key, ItemPointer tids, 
 }
 
 /*
- * Write the last page of the level; returns the (first key, block) list
- * of the level's pages and starts the next level
+ * Write the last page of the level (w->dir then lists the level's pages,
+ * by first key and block, for the level above)
  */
 static void
 ptree_writer_end_level(PtreeWriter *w)
