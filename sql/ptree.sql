@@ -146,6 +146,8 @@ SELECT ptree_check_all('pt');
 REINDEX TABLE pt;
 SELECT ptree_check_all('pt');
 SELECT count(*) AS battery_ok FROM ptree_battery('pt') WHERE plain ~ 'same' AND bitmap ~ 'same';
+REINDEX TABLE CONCURRENTLY pt;
+SELECT ptree_check_all('pt');
 VACUUM FULL pt;
 SELECT ptree_check_all('pt');
 SELECT count(*) AS battery_ok FROM ptree_battery('pt') WHERE plain ~ 'same' AND bitmap ~ 'same';
