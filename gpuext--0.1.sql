@@ -196,3 +196,45 @@ CREATE FUNCTION gpuext_gist_probe(
 RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'gpuext_gist_probe'
 LANGUAGE C STABLE PARALLEL RESTRICTED;
+-- gpuext_ptree: prefix-tree index access method (src/ptree*.c)
+-- ---------------------------------------------------------------------
+
+CREATE FUNCTION gpuext_ptree_handler(internal)
+RETURNS index_am_handler
+AS 'MODULE_PATHNAME', 'gpuext_ptree_handler'
+LANGUAGE C;
+
+CREATE ACCESS METHOD gpuext_ptree TYPE INDEX HANDLER gpuext_ptree_handler;
+COMMENT ON ACCESS METHOD gpuext_ptree IS 'prefix-tree index (sorted main structure and a delta of recent inserts)';
+
+CREATE OPERATOR CLASS int4_ptree_ops DEFAULT FOR TYPE int4 USING gpuext_ptree AS
+    OPERATOR 1 < , OPERATOR 2 <= , OPERATOR 3 = , OPERATOR 4 >= , OPERATOR 5 > ;
+
+CREATE OPERATOR CLASS int8_ptree_ops DEFAULT FOR TYPE int8 USING gpuext_ptree AS
+    OPERATOR 1 < , OPERATOR 2 <= , OPERATOR 3 = , OPERATOR 4 >= , OPERATOR 5 > ,
+    -- int4 and int2 constants widen exactly to int8
+    OPERATOR 1 < (int8, int4), OPERATOR 2 <= (int8, int4), OPERATOR 3 = (int8, int4),
+    OPERATOR 4 >= (int8, int4), OPERATOR 5 > (int8, int4),
+    OPERATOR 1 < (int8, int2), OPERATOR 2 <= (int8, int2), OPERATOR 3 = (int8, int2),
+    OPERATOR 4 >= (int8, int2), OPERATOR 5 > (int8, int2);
+
+CREATE OPERATOR CLASS date_ptree_ops DEFAULT FOR TYPE date USING gpuext_ptree AS
+    OPERATOR 1 < , OPERATOR 2 <= , OPERATOR 3 = , OPERATOR 4 >= , OPERATOR 5 > ;
+
+CREATE OPERATOR CLASS timestamp_ptree_ops DEFAULT FOR TYPE timestamp USING gpuext_ptree AS
+    OPERATOR 1 < , OPERATOR 2 <= , OPERATOR 3 = , OPERATOR 4 >= , OPERATOR 5 > ;
+
+-- text in byte order whatever the collation: = and the pattern operators
+CREATE OPERATOR CLASS text_ptree_ops DEFAULT FOR TYPE text USING gpuext_ptree AS
+    OPERATOR 1 ~<~ , OPERATOR 2 ~<=~ , OPERATOR 3 = , OPERATOR 4 ~>=~ , OPERATOR 5 ~>~ ;
+
+-- text with the ordinary comparison operators: the index must use COLLATE "C"
+CREATE OPERATOR CLASS text_c_ptree_ops FOR TYPE text USING gpuext_ptree AS
+    OPERATOR 1 < , OPERATOR 2 <= , OPERATOR 3 = , OPERATOR 4 >= , OPERATOR 5 > ;
+
+-- Verify a gpuext_ptree index (structure; with heapallindexed, that every
+-- table row it should hold is there).  Superuser or the index's owner.
+CREATE FUNCTION gpuext_ptree_check(index regclass, heapallindexed boolean DEFAULT false)
+RETURNS void
+AS 'MODULE_PATHNAME', 'gpuext_ptree_check'
+LANGUAGE C VOLATILE PARALLEL RESTRICTED;

@@ -26,4 +26,10 @@ extern cudaError_t gx_launch_join_build(const GxLaunch *l, cudaStream_t s);
 extern cudaError_t gx_launch_join(const GxLaunch *l, cudaStream_t s);
 extern cudaError_t gx_launch_join_agg(const GxLaunch *l, cudaStream_t s);
 
+/* gpuext_ptree mirror lookups (ptree.cu; not yet called by the service) */
+struct GxPtreeMirror;
+extern cudaError_t gx_launch_ptree_lookup(const struct GxPtreeMirror *mirror,
+										  const unsigned char *probes, const uint32_t *off,
+										  uint32_t nprobes, int64_t *out, cudaStream_t s);
+
 #endif							/* GX_KERNELS_H */

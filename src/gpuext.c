@@ -19,6 +19,7 @@
 #include "gpuagg.h"
 #include "gpujoin.h"
 #include "gpuscan.h"
+#include "ptree.h"
 
 
 PG_MODULE_MAGIC;
@@ -177,6 +178,7 @@ _PG_init(void)
 	define_gucs();
 	gx_check_itemid_layout();
 	gx_gist_init();				/* gpuext_gist reloptions: with or without preload */
+	gx_ptree_init();			/* reloptions of gpuext_ptree, preloaded or not */
 
 	if (!process_shared_preload_libraries_in_progress)
 		return;
@@ -194,4 +196,5 @@ _PG_init(void)
 	gx_spill_cost_init();		/* before GpuAgg: it compares with re-costed paths */
 	gx_gpuagg_init();
 	gx_gpujoin_init();
+	gx_ptree_join_init();
 }

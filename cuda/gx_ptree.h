@@ -1,0 +1,185 @@
+/*-------------------------------------------------------------------------
+ * gx_ptree.h
+ *		The prefix-tree mirror of a gpuext_ptree index and its lookup,
+ *		shared by the CPU engine (gcc) and the CUDA kernel (nvcc).
+ *
+ * The mirror is built on the host from the index's sorted main structure
+ * (src/ptree_mirror.c) as one position-independent allocation, so the
+ * same bytes can be copied to a device as they are.  Its top is a
+ * KISS-Tree (Kissinger et al., seed 002) over the first 32 bits of the
+ * normalized key:
+ *   level 1: 2^16 entries, indexed by bits 31..16, each 0 or 1 + the index
+ *            of a level-2 node (a compact 32-bit pointer);
+ *   level 2: nodes of 2^10 entries, indexed by bits 15..6, each 0 or 1 +
+ *            the index of a level-3 leaf;
+ *   level 3: leaves of a 64-bit bitmap over bits 5..0 and the index of
+ *            their first slot; the slot of a set bit is first + the number
+ *            of set bits below it (the bitmap-compressed node).
+ * A slot is one distinct 32-bit prefix: the range of distinct keys that
+ * share it, sorted.  For 4-byte keys (int4, date) a slot holds exactly one
+ * key, so a lookup is three dependent reads and a compare; for longer keys
+ * (int8, timestamp, text) the KISS levels are the first 32 bits of a
+ * generalized prefix tree and the slot is searched by binary search on
+ * the whole key.  Keys are normalized (memcmp order, then length, as in
+ * src/ptree.c); the 32-bit prefix of a key is its first four bytes, big-
+ * endian, zero-padded, which is monotone in key order.
+ *
+ * Lookups are batched, one probe per thread (the throughput design of
+ * seed 000's batched traversal); the result of a probe is the index of its
+ * key (then its posting list) or -1.
+ *
+ * IDENTIFICATION
+ *		cuda/gx_ptree.h
+ *-------------------------------------------------------------------------
+ */
+#ifndef GX_PTREE_H
+#define GX_PTREE_H
+
+#include "gx_common.h"
+
+#define GX_PTREE_MAGIC		0x50544D31	/* "PTM1" */
+#define GX_PTREE_ROOT_SIZE	(1u << 16)
+#define GX_PTREE_NODE_SIZE	(1u << 10)
+
+/* population count: the device instruction in device code, gcc's builtin on the host */
+GX_FUNC int
+gx_popc64(uint64_t x)
+{
+#if defined(__CUDA_ARCH__)
+	return __popcll(x);
+#else
+	return __builtin_popcountll(x);
+#endif
+}
+
+/* a level-3 leaf */
+typedef struct GxPtreeLeaf
+{
+	uint64_t	bitmap;			/* which of the 64 low-6-bit values exist */
+	uint32_t	first;			/* slot of the lowest set bit */
+	uint32_t	pad;
+} GxPtreeLeaf;
+
+/* the header of a mirror; every part is at an offset from its start */
+typedef struct GxPtreeMirror
+{
+	uint32_t	magic;
+	uint32_t	nkeys;			/* distinct non-NULL keys */
+	uint32_t	nnodes;			/* level-2 nodes */
+	uint32_t	nleaves;		/* level-3 leaves */
+	uint32_t	nslots;			/* distinct 32-bit prefixes */
+	uint32_t	pad;
+	uint64_t	ntids;
+	uint64_t	total_size;		/* bytes of the whole mirror */
+	uint64_t	off_root;		/* uint32_t[GX_PTREE_ROOT_SIZE] */
+	uint64_t	off_nodes;		/* uint32_t[nnodes * GX_PTREE_NODE_SIZE] */
+	uint64_t	off_leaves;		/* GxPtreeLeaf[nleaves] */
+	uint64_t	off_slots;		/* uint32_t[nslots + 1]: first key of each slot */
+	uint64_t	off_keyoff;		/* uint32_t[nkeys + 1]: key bytes of key i */
+	uint64_t	off_keys;		/* the keys' bytes */
+	uint64_t	off_postoff;	/* uint64_t[nkeys + 1]: TIDs of key i */
+	uint64_t	off_tids;		/* uint64_t TIDs: block << 16 | offset */
+} GxPtreeMirror;
+
+#define GX_PTREE_PART(m, off, type)	((type *) ((unsigned char *) (m) + (m)->off))
+
+/*
+ * The first 32 bits of a normalized key, big-endian, zero-padded
+ */
+GX_FUNC uint32_t
+gx_ptree_prefix32(const unsigned char *key, uint32_t len)
+{
+	uint32_t	p = 0;
+	uint32_t	i;
+
+	for (i = 0; i < 4; i++)
+		p = (p << 8) | (i < len ? key[i] : 0);
+	return p;
+}
+
+/*
+ * Order of two normalized keys: bytes, then length
+ */
+GX_FUNC int
+gx_ptree_keycmp(const unsigned char *a, uint32_t alen, const unsigned char *b, uint32_t blen)
+{
+	uint32_t	n = alen < blen ? alen : blen;
+	uint32_t	i;
+
+	for (i = 0; i < n; i++)
+		if (a[i] != b[i])
+			return a[i] < b[i] ? -1 : 1;
+	return (alen > blen) - (alen < blen);
+}
+
+/*
+ * The slot of a 32-bit prefix, or -1: the three KISS levels
+ */
+GX_FUNC int64_t
+gx_ptree_slot(const GxPtreeMirror *m, uint32_t prefix)
+{
+	const uint32_t *root = GX_PTREE_PART(m, off_root, const uint32_t);
+	const uint32_t *nodes = GX_PTREE_PART(m, off_nodes, const uint32_t);
+	const GxPtreeLeaf *leaves = GX_PTREE_PART(m, off_leaves, const GxPtreeLeaf);
+	uint32_t	node = root[prefix >> 16];
+	uint32_t	leaf;
+	uint32_t	bit;
+	uint64_t	bitmap;
+
+	if (node == 0)
+		return -1;
+	leaf = nodes[(uint64_t) (node - 1) * GX_PTREE_NODE_SIZE + ((prefix >> 6) & (GX_PTREE_NODE_SIZE - 1))];
+	if (leaf == 0)
+		return -1;
+	bit = prefix & 63;
+	bitmap = leaves[leaf - 1].bitmap;
+	if (((bitmap >> bit) & 1) == 0)
+		return -1;
+	return (int64_t) leaves[leaf - 1].first +
+		gx_popc64(bitmap & ((((uint64_t) 1) << bit) - 1));
+}
+
+/*
+ * The index of key in the mirror, or -1
+ */
+GX_FUNC int64_t
+gx_ptree_lookup(const GxPtreeMirror *m, const unsigned char *key, uint32_t len)
+{
+	const uint32_t *slots = GX_PTREE_PART(m, off_slots, const uint32_t);
+	const uint32_t *keyoff = GX_PTREE_PART(m, off_keyoff, const uint32_t);
+	const unsigned char *keys = GX_PTREE_PART(m, off_keys, const unsigned char);
+	int64_t		slot = gx_ptree_slot(m, gx_ptree_prefix32(key, len));
+	int64_t		lo,
+				hi;
+
+	if (slot < 0)
+		return -1;
+	lo = slots[slot];
+	hi = (int64_t) slots[slot + 1] - 1;
+	while (lo <= hi)
+	{
+		int64_t		mid = lo + (hi - lo) / 2;
+		int			c = gx_ptree_keycmp(keys + keyoff[mid], keyoff[mid + 1] - keyoff[mid], key, len);
+
+		if (c == 0)
+			return mid;
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid - 1;
+	}
+	return -1;
+}
+
+/*
+ * One probe of a batch: probes are packed bytes with offsets (probe i is
+ * probes[off[i] .. off[i + 1]))
+ */
+GX_FUNC void
+gx_ptree_probe(const GxPtreeMirror *m, const unsigned char *probes, const uint32_t *off,
+			   uint32_t i, int64_t *out)
+{
+	out[i] = gx_ptree_lookup(m, probes + off[i], off[i + 1] - off[i]);
+}
+
+#endif							/* GX_PTREE_H */

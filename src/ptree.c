@@ -1,0 +1,516 @@
+/*-------------------------------------------------------------------------
+ * ptree.c
+ *		The gpuext_ptree index access method: handler, reloptions, keys,
+ *		page helpers and cost estimate.
+ *
+ * What the index is
+ * -----------------
+ * A single-column index on int4, int8, date, timestamp or text.  Every key
+ * is turned into a normalized key, a byte string whose memcmp order (then
+ * length) is the SQL order: fixed-width values are stored big-endian with
+ * the sign bit flipped, text as its bytes (so ordering operators are only
+ * offered where byte order is their meaning: the pattern operators ~<~ and
+ * friends, or <, <=, >=, > under the C collation).  Byte strings are what
+ * a generalized prefix tree indexes; the device mirror of a later session
+ * builds its prefix tree (KISS-Tree levels for 4-byte keys) from the sorted
+ * main structure below, which is the truth on disk.
+ *
+ * The index has two parts, as an in-memory column store does (seed 003):
+ *   - main: a sorted run of posting lists, (key, TID, TID, ...), packed in
+ *     leaf pages chained left to right, with a static directory of inner
+ *     pages above them (each inner tuple: the first key of a child page
+ *     and the child's block).  Main is never changed in place except by
+ *     VACUUM removing TIDs.
+ *   - delta: an append-only chain of pages of (key, TID) tuples, written by
+ *     inserts.  Scans read all of it.  When it reaches delta_pages pages
+ *     (a reloption), the inserting backend merges main and delta into a new
+ *     main (sorted delta merged with the old run, equal keys joined into one
+ *     posting list, duplicate TIDs dropped), written to free pages, and
+ *     switches to it in one WAL record.
+ *
+ * Page layout (all pages are standard pages, pd_lower/pd_upper valid, so
+ * generic WAL and wal_consistency_checking work on them):
+ *
+ *   block 0, metapage: PtreeMetaData right after the page header (below
+ *            pd_lower): generation, root, first leaf, levels, counts,
+ *            delta head and tail.
+ *   leaf:    items are PtreeTuples (flags, keylen, ntids, key padded to 2
+ *            bytes, ntids ItemPointers in ascending order).  Keys are
+ *            non-decreasing along the chain; a long posting list is split
+ *            into several tuples of the same key, possibly across pages.
+ *            NULL keys (flag PTREE_TUPLE_NULL) sort after every other key.
+ *   inner:   PtreeTuples with one item pointer whose block is the child.
+ *            The first tuple of the level above holds the first key of
+ *            the level's first page.
+ *   delta:   PtreeTuples with one TID each, in insertion order.
+ *   special: PtreePageOpaqueData (generation, type, level, next block).
+ *
+ * Generations.  Every page carries the generation it was written for.  The
+ * live pages are those whose generation is the metapage's; a merge takes a
+ * fresh generation (max_gen + 1, WAL-logged before it writes a page),
+ * writes the new main's pages with it, and then, in one record, points the
+ * metapage at the new root, empties the delta and makes the new generation
+ * the live one.  A crash before that record leaves the old index intact and
+ * the half-written pages with a generation that is never live.  A page is
+ * reused only if its own generation says it is not live, so a stale free
+ * space map cannot hand out a live page.
+ *
+ * Concurrency.  Inserts and merges hold the metapage's buffer lock
+ * exclusively (one at a time; VACUUM's bulk delete is a merge).  A scan
+ * reads the metapage, lets it go, and collects all its TIDs from the pages
+ * of that generation, each page under its own share lock, then returns
+ * them with no lock held.  Pages of a generation never change once a merge
+ * has replaced it, and a page is never rewritten with a generation it had
+ * before, so a page that still carries the scan's generation holds what
+ * the scan expects; if it carries another, the scan starts again (after
+ * three restarts it holds the metapage in share mode for the whole
+ * collection, which keeps merges out).  An entry removed by VACUUM may
+ * still be returned by a scan of the older generation, which is harmless
+ * for MVCC snapshots (the heap slot can only be reused by a tuple the
+ * snapshot does not see), the only ones plain index scans accept.
+ *
+ * IDENTIFICATION
+ *		src/ptree.c
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/reloptions.h"
+#include "catalog/pg_type.h"
+#include "commands/vacuum.h"
+#include "miscadmin.h"
+#include "optimizer/optimizer.h"
+#include "storage/freespace.h"
+#include "storage/indexfsm.h"
+#include "storage/lmgr.h"
+#include "utils/builtins.h"
+#include "utils/fmgroids.h"
+#include "utils/guc.h"
+#include "utils/lsyscache.h"
+#include "utils/pg_locale.h"
+#include "utils/selfuncs.h"
+
+#include "ptree.h"
+
+PG_FUNCTION_INFO_V1(gpuext_ptree_handler);
+
+static relopt_kind ptree_relopt_kind;
+
+int			ptree_batch_min = 64;
+int			ptree_mirror_max_mb = 256;
+
+static void ptreecostestimate(PlannerInfo *root, IndexPath *path, double loop_count,
+							  Cost *indexStartupCost, Cost *indexTotalCost,
+							  Selectivity *indexSelectivity, double *indexCorrelation,
+							  double *indexPages);
+static bytea *ptreeoptions(Datum reloptions, bool validate);
+
+/*
+ * Register the reloptions (called from _PG_init, with or without preload:
+ * the handler can load the library on its own)
+ */
+void
+gx_ptree_init(void)
+{
+	ptree_relopt_kind = add_reloption_kind();
+	add_int_reloption(ptree_relopt_kind, "delta_pages",
+					  "Pages of recent inserts that trigger a merge into the main structure",
+					  32, 1, 100000, AccessExclusiveLock);
+	add_int_reloption(ptree_relopt_kind, "fillfactor",
+					  "Packs every leaf page to this percentage when the main structure is written",
+					  100, 10, 100, ShareUpdateExclusiveLock);
+	DefineCustomIntVariable("gpuext.ptree_batch_min",
+							"= ANY arrays of at least this many elements are looked up in one batch in a gpuext_ptree index's prefix-tree mirror.",
+							"0 looks every element up through the directory.",
+							&ptree_batch_min, 64, 0, INT_MAX,
+							PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("gpuext.ptree_mirror_max_mb",
+							"Largest prefix-tree mirror of a gpuext_ptree index a backend builds (estimated).",
+							"Batches against larger indexes descend the directory once per key; 0 never builds mirrors.",
+							&ptree_mirror_max_mb, 256, 0, INT_MAX / 2,
+							PGC_USERSET, GUC_UNIT_MB, NULL, NULL, NULL);
+}
+
+/*
+ * The access method's handler: every IndexAmRoutine field, NULLs included
+ */
+Datum
+gpuext_ptree_handler(PG_FUNCTION_ARGS)
+{
+	IndexAmRoutine *amroutine = makeNode(IndexAmRoutine);
+
+	amroutine->amstrategies = PTREE_NSTRATEGIES;
+	amroutine->amsupport = 0;
+	amroutine->amoptsprocnum = 0;
+	amroutine->amcanorder = false;	/* the delta is not sorted */
+	amroutine->amcanorderbyop = false;
+	amroutine->amcanbackward = false;
+	amroutine->amcanunique = false;
+	amroutine->amcanmulticol = false;
+	amroutine->amoptionalkey = true;
+	amroutine->amsearcharray = true;
+	amroutine->amsearchnulls = true;
+	amroutine->amstorage = false;
+	amroutine->amclusterable = false;
+	amroutine->ampredlocks = false;
+	amroutine->amcanparallel = false;
+	amroutine->amcaninclude = false;
+	amroutine->amusemaintenanceworkmem = true;
+	amroutine->amparallelvacuumoptions = VACUUM_OPTION_NO_PARALLEL;
+	amroutine->amkeytype = InvalidOid;
+
+	amroutine->ambuild = ptreebuild;
+	amroutine->ambuildempty = ptreebuildempty;
+	amroutine->aminsert = ptreeinsert;
+	amroutine->ambulkdelete = ptreebulkdelete;
+	amroutine->amvacuumcleanup = ptreevacuumcleanup;
+	amroutine->amcanreturn = NULL;
+	amroutine->amcostestimate = ptreecostestimate;
+	amroutine->amoptions = ptreeoptions;
+	amroutine->amproperty = NULL;
+	amroutine->ambuildphasename = NULL;
+	amroutine->amvalidate = ptreevalidate;
+	amroutine->amadjustmembers = NULL;
+	amroutine->ambeginscan = ptreebeginscan;
+	amroutine->amrescan = ptreerescan;
+	amroutine->amgettuple = ptreegettuple;
+	amroutine->amgetbitmap = ptreegetbitmap;
+	amroutine->amendscan = ptreeendscan;
+	amroutine->ammarkpos = NULL;
+	amroutine->amrestrpos = NULL;
+	amroutine->amestimateparallelscan = NULL;
+	amroutine->aminitparallelscan = NULL;
+	amroutine->amparallelrescan = NULL;
+
+	PG_RETURN_POINTER(amroutine);
+}
+
+/*
+ * Parse and check the reloptions (bounds are enforced by the reloption
+ * machinery)
+ */
+static bytea *
+ptreeoptions(Datum reloptions, bool validate)
+{
+	static const relopt_parse_elt tab[] = {
+		{"delta_pages", RELOPT_TYPE_INT, offsetof(PtreeOptions, delta_pages)},
+		{"fillfactor", RELOPT_TYPE_INT, offsetof(PtreeOptions, fillfactor)},
+	};
+
+	return (bytea *) build_reloptions(reloptions, validate, ptree_relopt_kind,
+									  sizeof(PtreeOptions), tab, lengthof(tab));
+}
+
+/*
+ * The delta size (pages) at which an insert merges it into main
+ */
+int
+ptree_delta_limit(Relation index)
+{
+	PtreeOptions *opts = (PtreeOptions *) index->rd_options;
+
+	return opts ? opts->delta_pages : 32;
+}
+
+/*
+ * How full a merge packs leaf pages (percent)
+ */
+int
+ptree_fillfactor(Relation index)
+{
+	PtreeOptions *opts = (PtreeOptions *) index->rd_options;
+
+	return opts ? opts->fillfactor : 100;
+}
+
+/*
+ * Key types the index knows how to normalize
+ */
+bool
+ptree_type_supported(Oid typid)
+{
+	return typid == INT4OID || typid == INT8OID || typid == DATEOID ||
+		typid == TIMESTAMPOID || typid == TEXTOID;
+}
+
+/*
+ * Store v big-endian with its sign bit flipped, so memcmp orders it
+ */
+static void
+ptree_put_signed(char *buf, uint64 v, int nbytes)
+{
+	int			i;
+
+	v ^= UINT64CONST(1) << (nbytes * 8 - 1);
+	for (i = nbytes - 1; i >= 0; i--)
+	{
+		buf[i] = (char) (v & 0xff);
+		v >>= 8;
+	}
+}
+
+/*
+ * Turn a datum into a normalized key.  Fixed-width keys are written to
+ * fixbuf (8 bytes); text keys point into the (detoasted) value, which is
+ * allocated in the current memory context.
+ */
+void
+ptree_make_key(Oid typid, Datum value, bool isnull, PtreeKey *key, char *fixbuf)
+{
+	key->isnull = isnull;
+	key->len = 0;
+	key->data = fixbuf;
+	if (isnull)
+		return;
+	switch (typid)
+	{
+		case INT4OID:
+		case DATEOID:
+			ptree_put_signed(fixbuf, (uint64) (uint32) DatumGetInt32(value), 4);
+			key->len = 4;
+			break;
+		case INT8OID:
+		case TIMESTAMPOID:
+			ptree_put_signed(fixbuf, (uint64) DatumGetInt64(value), 8);
+			key->len = 8;
+			break;
+		case TEXTOID:
+			{
+				text	   *t = DatumGetTextPP(value);
+
+				key->data = VARDATA_ANY(t);
+				key->len = VARSIZE_ANY_EXHDR(t);
+				break;
+			}
+		default:
+			elog(ERROR, "gpuext_ptree: unsupported key type %u", typid);
+	}
+}
+
+/*
+ * Order of two normalized keys: bytes, then length; NULL after everything
+ */
+int
+ptree_key_compare(const PtreeKey *a, const PtreeKey *b)
+{
+	int			c;
+
+	if (a->isnull || b->isnull)
+		return (a->isnull ? 1 : 0) - (b->isnull ? 1 : 0);
+	c = memcmp(a->data, b->data, Min(a->len, b->len));
+	if (c != 0)
+		return c;
+	return (a->len > b->len) - (a->len < b->len);
+}
+
+/*
+ * Refuse operator classes and collations whose meaning is not byte order:
+ * text indexes need a deterministic collation, and the operator class with
+ * <, <=, >=, > needs the C collation
+ */
+void
+ptree_check_opclass(Relation index)
+{
+	Oid			keytype = index->rd_opcintype[0];
+	Oid			collation = index->rd_indcollation[0];
+	Oid			ltop;
+
+	if (!ptree_type_supported(keytype))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("type %s is not supported by gpuext_ptree", format_type_be(keytype))));
+	if (keytype != TEXTOID)
+		return;
+	if (!OidIsValid(collation))
+		ereport(ERROR,
+				(errcode(ERRCODE_INDETERMINATE_COLLATION),
+				 errmsg("could not determine which collation to use for gpuext_ptree index \"%s\"",
+						RelationGetRelationName(index))));
+	if (!get_collation_isdeterministic(collation))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("gpuext_ptree does not support nondeterministic collations")));
+	ltop = get_opfamily_member(index->rd_opfamily[0], TEXTOID, TEXTOID, PTREE_LT);
+	if (OidIsValid(ltop) && get_opcode(ltop) == F_TEXT_LT && !lc_collate_is_c(collation))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("operator class \"text_c_ptree_ops\" needs the C collation"),
+				 errhint("Use COLLATE \"C\" on the index column, or the default operator class text_ptree_ops (equality and the byte-order operators ~<~, ~<=~, ~>=~, ~>~).")));
+}
+
+/*
+ * Initialize a page of the given type and generation
+ */
+void
+ptree_init_page(Page page, uint16 type, uint16 level, uint32 gen)
+{
+	PtreePageOpaque opaque;
+
+	PageInit(page, BLCKSZ, sizeof(PtreePageOpaqueData));
+	opaque = PtreePageGetOpaque(page);
+	opaque->gen = gen;
+	opaque->type = type;
+	opaque->level = level;
+	opaque->next = InvalidBlockNumber;
+}
+
+/*
+ * Write an empty index's metapage into page
+ */
+void
+ptree_fill_metapage(Page page, Oid keytype)
+{
+	PtreeMetaData *meta;
+
+	ptree_init_page(page, PTREE_META, 0, 0);
+	meta = PtreePageGetMeta(page);
+	memset(meta, 0, sizeof(PtreeMetaData));
+	meta->magic = PTREE_MAGIC;
+	meta->version = PTREE_VERSION;
+	meta->keytype = keytype;
+	meta->gen = 0;
+	meta->max_gen = 0;
+	meta->root = InvalidBlockNumber;
+	meta->first_leaf = InvalidBlockNumber;
+	meta->levels = 0;
+	meta->delta_head = InvalidBlockNumber;
+	meta->delta_tail = InvalidBlockNumber;
+	/* keep the metadata below pd_lower, so generic WAL copies it */
+	((PageHeader) page)->pd_lower = ((char *) meta + sizeof(PtreeMetaData)) - (char *) page;
+}
+
+/*
+ * Does this page belong to the live index of generation gen?
+ */
+bool
+ptree_page_is_live(Page page, uint32 gen)
+{
+	if (PageIsNew(page) ||
+		PageGetSpecialSize(page) != MAXALIGN(sizeof(PtreePageOpaqueData)))
+		return false;
+	return PtreePageGetOpaque(page)->gen == gen;
+}
+
+/*
+ * An exclusively locked page to write: a free page whose generation is
+ * neither live_gen nor new_gen (the one being written), or a new block.
+ * The caller holds the metapage exclusively and initializes the page.
+ */
+Buffer
+ptree_new_buffer(Relation index, uint32 live_gen, uint32 new_gen)
+{
+	Buffer		buf;
+	bool		needLock;
+
+	for (;;)
+	{
+		BlockNumber blkno = GetFreeIndexPage(index);
+		Page		page;
+
+		if (blkno == InvalidBlockNumber)
+			break;
+		if (blkno == PTREE_METAPAGE_BLKNO)
+			continue;
+		buf = ReadBuffer(index, blkno);
+		LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+		page = BufferGetPage(buf);
+		if (!ptree_page_is_live(page, live_gen) && !ptree_page_is_live(page, new_gen))
+			return buf;
+		UnlockReleaseBuffer(buf);
+	}
+
+	needLock = !RELATION_IS_LOCAL(index);
+	if (needLock)
+		LockRelationForExtension(index, ExclusiveLock);
+	buf = ReadBuffer(index, P_NEW);
+	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+	if (needLock)
+		UnlockRelationForExtension(index, ExclusiveLock);
+	return buf;
+}
+
+/*
+ * Build a tuple of key and TIDs (palloc'd); ERROR for keys that are too long
+ */
+PtreeTuple
+ptree_form_tuple(const PtreeKey *key, ItemPointer tids, int ntids, Size *size)
+{
+	PtreeTuple	tup;
+	Size		sz;
+	uint32		len = key->isnull ? 0 : key->len;
+
+	if (len > PTREE_MAX_KEY)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("index key of %u bytes exceeds the gpuext_ptree maximum of %d bytes",
+						len, PTREE_MAX_KEY)));
+	sz = PtreeTupleSize(len, ntids);
+	tup = (PtreeTuple) palloc0(sz);
+	tup->flags = key->isnull ? PTREE_TUPLE_NULL : 0;
+	tup->keylen = len;
+	tup->ntids = ntids;
+	if (len > 0)
+		memcpy(tup->data, key->data, len);
+	if (ntids > 0)
+		memcpy(PtreeTupleTids(tup), tids, ntids * sizeof(ItemPointerData));
+	*size = sz;
+	return tup;
+}
+
+/*
+ * The key of a stored tuple
+ */
+void
+ptree_tuple_key(PtreeTuple tup, PtreeKey *key)
+{
+	key->isnull = (tup->flags & PTREE_TUPLE_NULL) != 0;
+	key->len = tup->keylen;
+	key->data = tup->data;
+}
+
+/*
+ * Cost of a scan: PostgreSQL's generic index cost (the directory descent
+ * and the leaf pages and tuples the selectivity implies, in the planner's
+ * own units, so it competes fairly with btree), plus reading the whole
+ * delta, which every scan does
+ */
+static void
+ptreecostestimate(PlannerInfo *root, IndexPath *path, double loop_count,
+				  Cost *indexStartupCost, Cost *indexTotalCost,
+				  Selectivity *indexSelectivity, double *indexCorrelation,
+				  double *indexPages)
+{
+	IndexOptInfo *index = path->indexinfo;
+	GenericCosts costs;
+	Relation	rel;
+	Buffer		metabuf;
+	uint32		levels;
+	uint32		delta_pages;
+	uint64		delta_tids;
+	double		descent;
+	double		delta_cost;
+
+	rel = index_open(index->indexoid, AccessShareLock);
+	metabuf = ReadBuffer(rel, PTREE_METAPAGE_BLKNO);
+	LockBuffer(metabuf, BUFFER_LOCK_SHARE);
+	levels = PtreePageGetMeta(BufferGetPage(metabuf))->levels;
+	delta_pages = PtreePageGetMeta(BufferGetPage(metabuf))->delta_pages;
+	delta_tids = PtreePageGetMeta(BufferGetPage(metabuf))->delta_tids;
+	UnlockReleaseBuffer(metabuf);
+	index_close(rel, AccessShareLock);
+
+	MemSet(&costs, 0, sizeof(costs));
+	genericcostestimate(root, path, loop_count, &costs);
+
+	/* the descent: one comparison per directory level, as btree charges */
+	descent = (levels + 1) * 50.0 * cpu_operator_cost;
+	/* the delta: every page read, every tuple compared, on every scan */
+	delta_cost = delta_pages * seq_page_cost +
+		delta_tids * (cpu_index_tuple_cost + cpu_operator_cost * Max(1, list_length(path->indexclauses)));
+
+	*indexStartupCost = costs.indexStartupCost + descent + delta_cost;
+	*indexTotalCost = costs.indexTotalCost + descent + delta_cost;
+	*indexSelectivity = costs.indexSelectivity;
+	*indexCorrelation = 0.0;	/* TIDs come back sorted by block, not by key */
+	*indexPages = costs.numIndexPages + delta_pages;
+}

@@ -1,0 +1,792 @@
+/*-------------------------------------------------------------------------
+ * ptree_build.c
+ *		gpuext_ptree: build, empty build, insert into the delta, and the
+ *		merge of main and delta into a new main structure.
+ *
+ * IDENTIFICATION
+ *		src/ptree_build.c
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/tableam.h"
+#include "access/xloginsert.h"
+#include "catalog/index.h"
+#include "miscadmin.h"
+#include "storage/indexfsm.h"
+#include "storage/smgr.h"
+#include "utils/memutils.h"
+
+#include "ptree.h"
+
+/* one (key, TID) of the build or of the delta, with its key copied */
+typedef struct PtreeEntry
+{
+	ItemPointerData tid;
+	bool		isnull;
+	uint16		len;
+	char	   *data;
+} PtreeEntry;
+
+/* writes the leaves of a new main structure, then its directory */
+typedef struct PtreeWriter
+{
+	Relation	index;
+	uint32		live_gen;
+	uint32		new_gen;
+	uint16		level;
+	Size		reserve;		/* free space left on each leaf (fillfactor) */
+	char	   *image;			/* the page being filled */
+	Buffer		buf;			/* its buffer, locked, or InvalidBuffer */
+	int			nitems;
+	/* (first key, block) of every page written at this level */
+	PtreeTuple *dir;
+	Size	   *dirsize;
+	int			ndir;
+	int			maxdir;
+	uint32		npages;
+} PtreeWriter;
+
+/* the running state of a merge */
+typedef struct PtreeMergeState
+{
+	PtreeWriter w;
+	char		keybuf[PTREE_MAX_KEY];
+	PtreeKey	key;			/* key of the posting list being gathered */
+	bool		haskey;
+	ItemPointerData *tids;
+	int			ntids;
+	int			maxtids;
+	uint64		out_tids;
+	uint64		out_keys;
+	IndexBulkDeleteCallback callback;
+	void	   *callback_state;
+	double		removed;
+} PtreeMergeState;
+
+/* build state */
+typedef struct PtreeBuildState
+{
+	Oid			keytype;
+	MemoryContext ctx;			/* holds the entries */
+	MemoryContext tmpCtx;		/* reset after each tuple */
+	PtreeEntry *entries;
+	Size		nentries;
+	Size		maxentries;
+	double		heap_tuples;
+} PtreeBuildState;
+
+/*
+ * qsort order of entries: key, then TID
+ */
+static int
+ptree_entry_cmp(const void *a, const void *b)
+{
+	const PtreeEntry *ea = (const PtreeEntry *) a;
+	const PtreeEntry *eb = (const PtreeEntry *) b;
+	PtreeKey	ka = {ea->isnull, ea->len, ea->data};
+	PtreeKey	kb = {eb->isnull, eb->len, eb->data};
+	int			c = ptree_key_compare(&ka, &kb);
+
+	if (c != 0)
+		return c;
+	return ItemPointerCompare(&((PtreeEntry *) a)->tid, &((PtreeEntry *) b)->tid);
+}
+
+/*
+ * qsort order of item pointers
+ */
+static int
+ptree_tid_cmp(const void *a, const void *b)
+{
+	return ItemPointerCompare((ItemPointer) a, (ItemPointer) b);
+}
+
+/*
+ * Write a page image to its buffer as a full-page generic WAL record, and
+ * release the buffer
+ */
+static void
+ptree_write_image(Relation index, Buffer buf, const char *image)
+{
+	GenericXLogState *state = GenericXLogStart(index);
+	Page		page = GenericXLogRegisterBuffer(state, buf, GENERIC_XLOG_FULL_IMAGE);
+
+	memcpy(page, image, BLCKSZ);
+	GenericXLogFinish(state);
+	UnlockReleaseBuffer(buf);
+}
+
+/*
+ * Start a new page at the writer's level, chained after the current one
+ */
+static void
+ptree_writer_next_page(PtreeWriter *w)
+{
+	Buffer		nbuf = ptree_new_buffer(w->index, w->live_gen, w->new_gen);
+
+	if (BufferIsValid(w->buf))
+	{
+		PtreePageGetOpaque((Page) w->image)->next = BufferGetBlockNumber(nbuf);
+		ptree_write_image(w->index, w->buf, w->image);
+	}
+	w->buf = nbuf;
+	ptree_init_page((Page) w->image, w->level == 0 ? PTREE_LEAF : PTREE_INNER, w->level, w->new_gen);
+	w->nitems = 0;
+	w->npages++;
+}
+
+/*
+ * Add a tuple to the current page; returns false if it does not fit (an
+ * empty page always takes it)
+ */
+static bool
+ptree_writer_add(PtreeWriter *w, PtreeTuple tup, Size size)
+{
+	Page		page = (Page) w->image;
+
+	if (!BufferIsValid(w->buf))
+		ptree_writer_next_page(w);
+	if (w->nitems > 0 &&
+		PageGetFreeSpace(page) < MAXALIGN(size) + (w->level == 0 ? w->reserve : 0))
+		return false;
+	if (PageAddItem(page, (Item) tup, size, InvalidOffsetNumber, false, false) == InvalidOffsetNumber)
+	{
+		if (w->nitems == 0)
+			elog(ERROR, "gpuext_ptree: tuple of %zu bytes does not fit an empty page", size);
+		return false;
+	}
+	if (w->nitems == 0)
+	{
+		/* remember (first key, block) for the level above */
+		PtreeKey	key;
+		ItemPointerData child;
+
+		ptree_tuple_key(tup, &key);
+		ItemPointerSet(&child, BufferGetBlockNumber(w->buf), 1);
+		if (w->ndir == w->maxdir)
+		{
+			w->maxdir *= 2;
+			w->dir = repalloc_huge(w->dir, sizeof(PtreeTuple) * w->maxdir);
+			w->dirsize = repalloc_huge(w->dirsize, sizeof(Size) * w->maxdir);
+		}
+		w->dir[w->ndir] = ptree_form_tuple(&key, &child, 1, &w->dirsize[w->ndir]);
+		w->ndir++;
+	}
+	w->nitems++;
+	return true;
+}
+
+/*
+ * Add a posting list, split over as many tuples (and pages) as needed
+ */
+static void
+ptree_writer_add_posting(PtreeWriter *w, const PtreeKey *key, ItemPointer tids, int ntids)
+{
+	Size		keyspace = PtreeTupleSize(key->isnull ? 0 : key->len, 0);
+
+	while (ntids > 0)
+	{
+		Page		page;
+		Size		avail;
+		int			k;
+		PtreeTuple	tup;
+		Size		size;
+
+		if (!BufferIsValid(w->buf))
+			ptree_writer_next_page(w);
+		page = (Page) w->image;
+		avail = PageGetFreeSpace(page);
+		if (w->nitems > 0)
+			avail = avail > w->reserve ? avail - w->reserve : 0;
+		/* TIDs that fit after the key (MAXALIGN may cost up to 7 bytes) */
+		k = avail > keyspace + MAXIMUM_ALIGNOF ?
+			(int) ((avail - keyspace - MAXIMUM_ALIGNOF) / sizeof(ItemPointerData)) : 0;
+		k = Min(k, ntids);
+		k = Min(k, PG_UINT16_MAX);
+		/* start a new page rather than leave a sliver of a posting list */
+		if (k < 1 || (w->nitems > 0 && k < ntids && k < 16))
+		{
+			ptree_writer_next_page(w);
+			continue;
+		}
+		tup = ptree_form_tuple(key, tids, k, &size);
+		if (!ptree_writer_add(w, tup, size))
+		{
+			pfree(tup);
+			ptree_writer_next_page(w);
+			continue;
+		}
+		pfree(tup);
+		tids += k;
+		ntids -= k;
+	}
+}
+
+/*
+ * Write the last page of the level (w->dir then lists the level's pages,
+ * by first key and block, for the level above)
+ */
+static void
+ptree_writer_end_level(PtreeWriter *w)
+{
+	if (BufferIsValid(w->buf))
+		ptree_write_image(w->index, w->buf, w->image);
+	w->buf = InvalidBuffer;
+	w->nitems = 0;
+}
+
+/*
+ * Write the directory above the leaves; sets the root and the number of
+ * levels (0 when there are no leaves)
+ */
+static void
+ptree_writer_finish(PtreeWriter *w, BlockNumber *root, BlockNumber *first_leaf, uint32 *levels)
+{
+	ptree_writer_end_level(w);
+	*levels = 0;
+	*root = InvalidBlockNumber;
+	*first_leaf = InvalidBlockNumber;
+	if (w->ndir == 0)
+		return;
+	*first_leaf = ItemPointerGetBlockNumber(PtreeTupleTids(w->dir[0]));
+	*levels = 1;
+	while (w->ndir > 1)
+	{
+		PtreeTuple *below = w->dir;
+		Size	   *belowsize = w->dirsize;
+		int			nbelow = w->ndir;
+		int			i;
+
+		w->level++;
+		w->maxdir = 16;
+		w->ndir = 0;
+		w->dir = palloc(sizeof(PtreeTuple) * w->maxdir);
+		w->dirsize = palloc(sizeof(Size) * w->maxdir);
+		for (i = 0; i < nbelow; i++)
+		{
+			CHECK_FOR_INTERRUPTS();
+			if (!ptree_writer_add(w, below[i], belowsize[i]))
+			{
+				ptree_writer_next_page(w);
+				if (!ptree_writer_add(w, below[i], belowsize[i]))
+					elog(ERROR, "gpuext_ptree: directory tuple does not fit an empty page");
+			}
+			pfree(below[i]);
+		}
+		ptree_writer_end_level(w);
+		pfree(below);
+		pfree(belowsize);
+		(*levels)++;
+	}
+	*root = ItemPointerGetBlockNumber(PtreeTupleTids(w->dir[0]));
+}
+
+/*
+ * Emit the posting list gathered for the current key: sorted, duplicate
+ * TIDs dropped, dead TIDs (VACUUM) dropped
+ */
+static void
+ptree_merge_flush(PtreeMergeState *ms)
+{
+	int			i,
+				n = 0;
+
+	if (!ms->haskey)
+		return;
+	if (ms->ntids > 1)
+		qsort(ms->tids, ms->ntids, sizeof(ItemPointerData), ptree_tid_cmp);
+	for (i = 0; i < ms->ntids; i++)
+	{
+		if (n > 0 && ItemPointerEquals(&ms->tids[n - 1], &ms->tids[i]))
+			continue;
+		if (ms->callback && ms->callback(&ms->tids[i], ms->callback_state))
+		{
+			ms->removed += 1;
+			continue;
+		}
+		ms->tids[n++] = ms->tids[i];
+	}
+	if (n > 0)
+	{
+		ptree_writer_add_posting(&ms->w, &ms->key, ms->tids, n);
+		ms->out_tids += n;
+		ms->out_keys++;
+	}
+	ms->haskey = false;
+	ms->ntids = 0;
+}
+
+/*
+ * Add TIDs of a key to the merge; keys arrive in non-decreasing order
+ */
+static void
+ptree_merge_add(PtreeMergeState *ms, const PtreeKey *key, ItemPointer tids, int ntids)
+{
+	if (ms->haskey && ptree_key_compare(&ms->key, key) != 0)
+		ptree_merge_flush(ms);
+	if (!ms->haskey)
+	{
+		ms->key.isnull = key->isnull;
+		ms->key.len = key->isnull ? 0 : key->len;
+		memcpy(ms->keybuf, key->data, ms->key.len);
+		ms->key.data = ms->keybuf;
+		ms->haskey = true;
+	}
+	if (ms->ntids + ntids > ms->maxtids)
+	{
+		while (ms->ntids + ntids > ms->maxtids)
+			ms->maxtids *= 2;
+		ms->tids = repalloc_huge(ms->tids, sizeof(ItemPointerData) * ms->maxtids);
+	}
+	memcpy(ms->tids + ms->ntids, tids, sizeof(ItemPointerData) * ntids);
+	ms->ntids += ntids;
+}
+
+/*
+ * Add the block numbers of a main structure's pages (every level) to a list
+ */
+static List *
+ptree_main_pages(Relation index, BlockNumber root, uint32 levels, uint32 gen, List *blocks)
+{
+	BlockNumber first = root;
+
+	while (levels > 0 && BlockNumberIsValid(first))
+	{
+		BlockNumber blkno = first;
+		BlockNumber down = InvalidBlockNumber;
+
+		while (BlockNumberIsValid(blkno))
+		{
+			Buffer		buf = ReadBuffer(index, blkno);
+			Page		page;
+
+			LockBuffer(buf, BUFFER_LOCK_SHARE);
+			page = BufferGetPage(buf);
+			if (!ptree_page_is_live(page, gen))
+			{
+				UnlockReleaseBuffer(buf);
+				break;
+			}
+			blocks = lappend_int(blocks, (int) blkno);
+			if (!BlockNumberIsValid(down) && PtreePageGetOpaque(page)->type == PTREE_INNER &&
+				PageGetMaxOffsetNumber(page) >= FirstOffsetNumber)
+			{
+				PtreeTuple	t = (PtreeTuple) PageGetItem(page, PageGetItemId(page, FirstOffsetNumber));
+
+				down = ItemPointerGetBlockNumber(PtreeTupleTids(t));
+			}
+			blkno = PtreePageGetOpaque(page)->next;
+			UnlockReleaseBuffer(buf);
+		}
+		first = down;
+		levels--;
+	}
+	return blocks;
+}
+
+/*
+ * Write a new main structure from the old main and sorted entries, then
+ * switch the metapage to it and empty the delta.  The caller holds the
+ * metapage exclusively.  With a callback (VACUUM), dead TIDs are dropped.
+ */
+static void
+ptree_rewrite(Relation index, Buffer metabuf, PtreeEntry *entries, Size nentries,
+			  List *old_blocks, IndexBulkDeleteCallback callback, void *callback_state,
+			  IndexBulkDeleteResult *stats)
+{
+	PtreeMetaData *meta = PtreePageGetMeta(BufferGetPage(metabuf));
+	PtreeMergeState *ms;
+	GenericXLogState *state;
+	PtreeMetaData *newmeta;
+	BlockNumber blkno;
+	BlockNumber root,
+				first_leaf;
+	uint32		levels;
+	Size		e = 0;
+	ListCell   *lc;
+	char	   *leafcopy;
+
+	/* a fresh generation, WAL-logged before any page is written with it */
+	state = GenericXLogStart(index);
+	newmeta = PtreePageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0));
+	newmeta->max_gen++;
+	GenericXLogFinish(state);
+
+	if (nentries > 1)
+		qsort(entries, nentries, sizeof(PtreeEntry), ptree_entry_cmp);
+
+	ms = palloc0(sizeof(PtreeMergeState));
+	ms->w.index = index;
+	ms->w.live_gen = meta->gen;
+	ms->w.new_gen = meta->max_gen;
+	ms->w.level = 0;
+	ms->w.reserve = (Size) BLCKSZ * (100 - ptree_fillfactor(index)) / 100;
+	ms->w.image = palloc(BLCKSZ);
+	ms->w.buf = InvalidBuffer;
+	ms->w.maxdir = 64;
+	ms->w.dir = palloc(sizeof(PtreeTuple) * ms->w.maxdir);
+	ms->w.dirsize = palloc(sizeof(Size) * ms->w.maxdir);
+	ms->maxtids = 1024;
+	ms->tids = palloc(sizeof(ItemPointerData) * ms->maxtids);
+	ms->callback = callback;
+	ms->callback_state = callback_state;
+
+	/* old main leaves, in key order, merged with the sorted entries */
+	leafcopy = palloc(BLCKSZ);
+	blkno = meta->first_leaf;
+	while (BlockNumberIsValid(blkno))
+	{
+		Buffer		buf = ReadBuffer(index, blkno);
+		Page		page = (Page) leafcopy;
+		OffsetNumber off,
+					maxoff;
+
+		CHECK_FOR_INTERRUPTS();
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		memcpy(leafcopy, BufferGetPage(buf), BLCKSZ);
+		UnlockReleaseBuffer(buf);
+		if (!ptree_page_is_live(page, meta->gen) || PtreePageGetOpaque(page)->type != PTREE_LEAF)
+			ereport(ERROR,
+					(errcode(ERRCODE_INDEX_CORRUPTED),
+					 errmsg("gpuext_ptree index \"%s\": block %u is not a leaf of the live structure",
+							RelationGetRelationName(index), blkno)));
+		maxoff = PageGetMaxOffsetNumber(page);
+		for (off = FirstOffsetNumber; off <= maxoff; off++)
+		{
+			PtreeTuple	t = (PtreeTuple) PageGetItem(page, PageGetItemId(page, off));
+			PtreeKey	key;
+
+			ptree_tuple_key(t, &key);
+			/* entries with smaller keys go first */
+			while (e < nentries)
+			{
+				PtreeKey	ek = {entries[e].isnull, entries[e].len, entries[e].data};
+
+				if (ptree_key_compare(&ek, &key) > 0)
+					break;
+				ptree_merge_add(ms, &ek, &entries[e].tid, 1);
+				e++;
+			}
+			ptree_merge_add(ms, &key, PtreeTupleTids(t), t->ntids);
+		}
+		blkno = PtreePageGetOpaque(page)->next;
+	}
+	for (; e < nentries; e++)
+	{
+		PtreeKey	ek = {entries[e].isnull, entries[e].len, entries[e].data};
+
+		if ((e & 1023) == 0)
+			CHECK_FOR_INTERRUPTS();
+		ptree_merge_add(ms, &ek, &entries[e].tid, 1);
+	}
+	ptree_merge_flush(ms);
+	ptree_writer_finish(&ms->w, &root, &first_leaf, &levels);
+
+	/* the pages of the old main become free once the metapage switches */
+	old_blocks = ptree_main_pages(index, meta->root, meta->levels, meta->gen, old_blocks);
+
+	/* the switch: one record */
+	state = GenericXLogStart(index);
+	newmeta = PtreePageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0));
+	newmeta->gen = newmeta->max_gen;
+	newmeta->root = root;
+	newmeta->first_leaf = first_leaf;
+	newmeta->levels = levels;
+	newmeta->main_pages = ms->w.npages;
+	newmeta->main_tids = ms->out_tids;
+	newmeta->main_keys = ms->out_keys;
+	newmeta->delta_head = InvalidBlockNumber;
+	newmeta->delta_tail = InvalidBlockNumber;
+	newmeta->delta_pages = 0;
+	newmeta->delta_tids = 0;
+	newmeta->merges++;
+	GenericXLogFinish(state);
+
+	/* free: the next merge or delta page may take them */
+	foreach(lc, old_blocks)
+		RecordFreeIndexPage(index, (BlockNumber) lfirst_int(lc));
+	if (old_blocks != NIL)
+		IndexFreeSpaceMapVacuum(index);	/* upper FSM levels, so searches see them */
+
+	if (stats)
+	{
+		stats->tuples_removed += ms->removed;
+		stats->num_index_tuples = (double) ms->out_tids;
+	}
+}
+
+/*
+ * Merge the delta into main (and, for VACUUM, drop dead TIDs); the caller
+ * holds the metapage exclusively
+ */
+void
+ptree_merge(Relation index, Buffer metabuf, IndexBulkDeleteCallback callback,
+			void *callback_state, IndexBulkDeleteResult *stats)
+{
+	PtreeMetaData *meta = PtreePageGetMeta(BufferGetPage(metabuf));
+	MemoryContext ctx = AllocSetContextCreate(CurrentMemoryContext,
+											  "gpuext_ptree merge",
+											  ALLOCSET_DEFAULT_SIZES);
+	MemoryContext old = MemoryContextSwitchTo(ctx);
+	PtreeEntry *entries;
+	Size		nentries = 0;
+	Size		maxentries = Max(meta->delta_tids, 16);
+	BlockNumber blkno = meta->delta_head;
+	List	   *old_blocks = NIL;
+
+	entries = palloc_extended(sizeof(PtreeEntry) * maxentries, MCXT_ALLOC_HUGE);
+	while (BlockNumberIsValid(blkno))
+	{
+		Buffer		buf = ReadBuffer(index, blkno);
+		Page		page;
+		OffsetNumber off,
+					maxoff;
+
+		CHECK_FOR_INTERRUPTS();
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		page = BufferGetPage(buf);
+		if (!ptree_page_is_live(page, meta->gen) || PtreePageGetOpaque(page)->type != PTREE_DELTA)
+			ereport(ERROR,
+					(errcode(ERRCODE_INDEX_CORRUPTED),
+					 errmsg("gpuext_ptree index \"%s\": block %u is not a delta page of the live structure",
+							RelationGetRelationName(index), blkno)));
+		maxoff = PageGetMaxOffsetNumber(page);
+		for (off = FirstOffsetNumber; off <= maxoff; off++)
+		{
+			PtreeTuple	t = (PtreeTuple) PageGetItem(page, PageGetItemId(page, off));
+			int			i;
+
+			for (i = 0; i < t->ntids; i++)
+			{
+				PtreeEntry *en;
+
+				if (nentries == maxentries)
+				{
+					maxentries *= 2;
+					entries = repalloc_huge(entries, sizeof(PtreeEntry) * maxentries);
+				}
+				en = &entries[nentries++];
+				en->tid = PtreeTupleTids(t)[i];
+				en->isnull = (t->flags & PTREE_TUPLE_NULL) != 0;
+				en->len = t->keylen;
+				en->data = palloc(Max(t->keylen, 1));
+				memcpy(en->data, t->data, t->keylen);
+			}
+		}
+		old_blocks = lappend_int(old_blocks, (int) blkno);
+		blkno = PtreePageGetOpaque(page)->next;
+		UnlockReleaseBuffer(buf);
+	}
+	ptree_rewrite(index, metabuf, entries, nentries, old_blocks, callback, callback_state, stats);
+	MemoryContextSwitchTo(old);
+	MemoryContextDelete(ctx);
+}
+
+/*
+ * table_index_build_scan callback: keep the (key, TID)
+ */
+static void
+ptree_build_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
+					 bool tupleIsAlive, void *state)
+{
+	PtreeBuildState *bs = (PtreeBuildState *) state;
+	MemoryContext old = MemoryContextSwitchTo(bs->tmpCtx);
+	char		fix[8];
+	PtreeKey	key;
+	PtreeEntry *en;
+
+	ptree_make_key(bs->keytype, values[0], isnull[0], &key, fix);
+	if (!key.isnull && key.len > PTREE_MAX_KEY)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("index key of %u bytes exceeds the gpuext_ptree maximum of %d bytes",
+						key.len, PTREE_MAX_KEY)));
+	MemoryContextSwitchTo(bs->ctx);
+	if (bs->nentries == bs->maxentries)
+	{
+		bs->maxentries *= 2;
+		bs->entries = repalloc_huge(bs->entries, sizeof(PtreeEntry) * bs->maxentries);
+	}
+	en = &bs->entries[bs->nentries++];
+	en->tid = *tid;
+	en->isnull = key.isnull;
+	en->len = key.isnull ? 0 : key.len;
+	en->data = palloc(Max(en->len, 1));
+	memcpy(en->data, key.data, en->len);
+	bs->heap_tuples += 1;
+	MemoryContextSwitchTo(old);
+	MemoryContextReset(bs->tmpCtx);
+}
+
+/*
+ * Write the metapage of an empty index to block 0
+ */
+static Buffer
+ptree_create_metapage(Relation index)
+{
+	Buffer		metabuf = ptree_new_buffer(index, 0, 0);
+	GenericXLogState *state;
+	Page		page;
+
+	if (BufferGetBlockNumber(metabuf) != PTREE_METAPAGE_BLKNO)
+		elog(ERROR, "gpuext_ptree: index \"%s\" is not empty", RelationGetRelationName(index));
+	state = GenericXLogStart(index);
+	page = GenericXLogRegisterBuffer(state, metabuf, GENERIC_XLOG_FULL_IMAGE);
+	ptree_fill_metapage(page, index->rd_opcintype[0]);
+	GenericXLogFinish(state);
+	return metabuf;
+}
+
+/*
+ * ambuild: read the heap, sort the keys, write the main structure
+ */
+IndexBuildResult *
+ptreebuild(Relation heap, Relation index, IndexInfo *indexInfo)
+{
+	IndexBuildResult *result;
+	PtreeBuildState bs;
+	Buffer		metabuf;
+	PtreeMetaData *meta;
+
+	if (RelationGetNumberOfBlocks(index) != 0)
+		elog(ERROR, "index \"%s\" already contains data", RelationGetRelationName(index));
+	ptree_check_opclass(index);
+
+	memset(&bs, 0, sizeof(bs));
+	bs.keytype = index->rd_opcintype[0];
+	bs.ctx = AllocSetContextCreate(CurrentMemoryContext, "gpuext_ptree build",
+								   ALLOCSET_DEFAULT_SIZES);
+	bs.tmpCtx = AllocSetContextCreate(CurrentMemoryContext, "gpuext_ptree build tuple",
+									  ALLOCSET_DEFAULT_SIZES);
+	bs.maxentries = 1024;
+	bs.entries = MemoryContextAllocHuge(bs.ctx, sizeof(PtreeEntry) * bs.maxentries);
+
+	table_index_build_scan(heap, index, indexInfo, true, true,
+						   ptree_build_callback, (void *) &bs, NULL);
+
+	metabuf = ptree_create_metapage(index);
+	ptree_rewrite(index, metabuf, bs.entries, bs.nentries, NIL, NULL, NULL, NULL);
+	meta = PtreePageGetMeta(BufferGetPage(metabuf));
+
+	result = (IndexBuildResult *) palloc(sizeof(IndexBuildResult));
+	result->heap_tuples = bs.heap_tuples;
+	result->index_tuples = (double) meta->main_tids;
+	UnlockReleaseBuffer(metabuf);
+
+	MemoryContextDelete(bs.ctx);
+	MemoryContextDelete(bs.tmpCtx);
+	return result;
+}
+
+/*
+ * ambuildempty: the init fork of an unlogged index is an empty metapage,
+ * written and WAL-logged directly (generic WAL does not cover init forks),
+ * and synced, since it is not in shared buffers
+ */
+void
+ptreebuildempty(Relation index)
+{
+	Page		metapage = (Page) palloc(BLCKSZ);
+
+	ptree_fill_metapage(metapage, index->rd_opcintype[0]);
+	PageSetChecksumInplace(metapage, PTREE_METAPAGE_BLKNO);
+	smgrwrite(RelationGetSmgr(index), INIT_FORKNUM, PTREE_METAPAGE_BLKNO,
+			  (char *) metapage, true);
+	log_newpage(&(RelationGetSmgr(index))->smgr_rnode.node, INIT_FORKNUM,
+				PTREE_METAPAGE_BLKNO, metapage, true);
+	smgrimmedsync(RelationGetSmgr(index), INIT_FORKNUM);
+	pfree(metapage);
+}
+
+/*
+ * aminsert: append (key, TID) to the delta; when its last page is full and
+ * it has delta_pages pages, merge it into main first
+ */
+bool
+ptreeinsert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid,
+			Relation heap, IndexUniqueCheck checkUnique, bool indexUnchanged,
+			IndexInfo *indexInfo)
+{
+	MemoryContext insertCtx = AllocSetContextCreate(CurrentMemoryContext,
+													"gpuext_ptree insert",
+													ALLOCSET_DEFAULT_SIZES);
+	MemoryContext old = MemoryContextSwitchTo(insertCtx);
+	char		fix[8];
+	PtreeKey	key;
+	PtreeTuple	tup;
+	Size		size;
+	Buffer		metabuf,
+				tailbuf = InvalidBuffer,
+				newbuf = InvalidBuffer;
+	PtreeMetaData *meta;
+	GenericXLogState *state;
+	PtreeMetaData *wmeta;
+
+	ptree_make_key(index->rd_opcintype[0], values[0], isnull[0], &key, fix);
+	tup = ptree_form_tuple(&key, ht_ctid, 1, &size);
+
+	metabuf = ReadBuffer(index, PTREE_METAPAGE_BLKNO);
+	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
+	meta = PtreePageGetMeta(BufferGetPage(metabuf));
+	if (meta->magic != PTREE_MAGIC)
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("index \"%s\" is not a gpuext_ptree index", RelationGetRelationName(index))));
+
+	if (BlockNumberIsValid(meta->delta_tail))
+	{
+		tailbuf = ReadBuffer(index, meta->delta_tail);
+		LockBuffer(tailbuf, BUFFER_LOCK_EXCLUSIVE);
+		if (PageGetFreeSpace(BufferGetPage(tailbuf)) < MAXALIGN(size))
+		{
+			/* the tail is full: merge a full delta first, then start a page */
+			if (meta->delta_pages >= (uint32) ptree_delta_limit(index))
+			{
+				UnlockReleaseBuffer(tailbuf);
+				tailbuf = InvalidBuffer;
+				ptree_merge(index, metabuf, NULL, NULL, NULL);
+			}
+			newbuf = ptree_new_buffer(index, meta->gen, meta->gen);
+		}
+	}
+	else
+		newbuf = ptree_new_buffer(index, meta->gen, meta->gen);
+
+	state = GenericXLogStart(index);
+	wmeta = PtreePageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0));
+	if (BufferIsValid(newbuf))
+	{
+		Page		npage = GenericXLogRegisterBuffer(state, newbuf, GENERIC_XLOG_FULL_IMAGE);
+		BlockNumber nblk = BufferGetBlockNumber(newbuf);
+
+		ptree_init_page(npage, PTREE_DELTA, 0, wmeta->gen);
+		if (PageAddItem(npage, (Item) tup, size, InvalidOffsetNumber, false, false) == InvalidOffsetNumber)
+			elog(ERROR, "gpuext_ptree: could not add a tuple to a new delta page");
+		if (BufferIsValid(tailbuf))
+			PtreePageGetOpaque(GenericXLogRegisterBuffer(state, tailbuf, 0))->next = nblk;
+		else
+			wmeta->delta_head = nblk;
+		wmeta->delta_tail = nblk;
+		wmeta->delta_pages++;
+	}
+	else
+	{
+		Page		tpage = GenericXLogRegisterBuffer(state, tailbuf, 0);
+
+		if (PageAddItem(tpage, (Item) tup, size, InvalidOffsetNumber, false, false) == InvalidOffsetNumber)
+			elog(ERROR, "gpuext_ptree: could not add a tuple to the delta");
+	}
+	wmeta->delta_tids++;
+	GenericXLogFinish(state);
+
+	if (BufferIsValid(newbuf))
+		UnlockReleaseBuffer(newbuf);
+	if (BufferIsValid(tailbuf))
+		UnlockReleaseBuffer(tailbuf);
+	UnlockReleaseBuffer(metabuf);
+
+	MemoryContextSwitchTo(old);
+	MemoryContextDelete(insertCtx);
+	return false;
+}

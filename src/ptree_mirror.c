@@ -1,0 +1,610 @@
+/*-------------------------------------------------------------------------
+ * ptree_mirror.c
+ *		gpuext_ptree: the prefix-tree mirror of an index's main structure
+ *		(layout and lookup in cuda/gx_ptree.h), built in the backend and
+ *		kept per backend, and batched lookups on the CPU engine.
+ *
+ * A scan with an = ANY(array) key of at least gpuext.ptree_batch_min
+ * elements looks all of them up in one batch against the mirror instead
+ * of descending the directory once per element.  The mirror belongs to one
+ * generation of the index (whose main pages never change): any merge (and
+ * so any VACUUM) makes a new generation, and the next batch rebuilds it.  The CUDA kernel that runs
+ * the same lookups (cuda/ptree.cu) is not yet called by the GPU service.
+ *
+ * IDENTIFICATION
+ *		src/ptree_mirror.c
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "miscadmin.h"
+#include "utils/memutils.h"
+
+#include "gx_ptree.h"
+#include "ptree.h"
+
+#define PTREE_MIRROR_CACHE 8
+
+/* a mirror, and which index and generation it was built from */
+typedef struct PtreeMirrorEntry
+{
+	Oid			relid;
+	RelFileNode node;
+	uint32		gen;
+	uint32		max_gen;
+	uint64		merges;
+	uint64		main_tids;
+	GxPtreeMirror *mirror;
+} PtreeMirrorEntry;
+
+static PtreeMirrorEntry mirror_cache[PTREE_MIRROR_CACHE];
+static int	mirror_next = 0;
+static MemoryContext mirror_ctx = NULL;
+
+/* growable arrays of the build */
+typedef struct PtreeMirrorBuild
+{
+	uint32	   *keyoff;
+	char	   *keys;
+	uint64	   *postoff;
+	uint64	   *tids;
+	Size		nkeys,
+				maxkeys;
+	Size		keybytes,
+				maxkeybytes;
+	Size		ntids,
+				maxtids;
+} PtreeMirrorBuild;
+
+/*
+ * Append a posting list to the build (a new key, or more TIDs of the last)
+ */
+static void
+ptree_mirror_add(PtreeMirrorBuild *b, PtreeTuple t)
+{
+	int			i;
+	bool		same = false;
+
+	if (b->nkeys > 0)
+	{
+		uint32		lo = b->keyoff[b->nkeys - 1];
+
+		same = (b->keybytes - lo == t->keylen) &&
+			memcmp(b->keys + lo, t->data, t->keylen) == 0;
+	}
+	if (!same)
+	{
+		if (b->nkeys + 2 > b->maxkeys)
+		{
+			b->maxkeys *= 2;
+			b->keyoff = repalloc_huge(b->keyoff, sizeof(uint32) * b->maxkeys);
+			b->postoff = repalloc_huge(b->postoff, sizeof(uint64) * b->maxkeys);
+		}
+		if (b->keybytes + t->keylen > b->maxkeybytes)
+		{
+			while (b->keybytes + t->keylen > b->maxkeybytes)
+				b->maxkeybytes *= 2;
+			b->keys = repalloc_huge(b->keys, b->maxkeybytes);
+		}
+		b->keyoff[b->nkeys] = (uint32) b->keybytes;
+		b->postoff[b->nkeys] = b->ntids;
+		memcpy(b->keys + b->keybytes, t->data, t->keylen);
+		b->keybytes += t->keylen;
+		b->nkeys++;
+	}
+	if (b->ntids + t->ntids > b->maxtids)
+	{
+		while (b->ntids + t->ntids > b->maxtids)
+			b->maxtids *= 2;
+		b->tids = repalloc_huge(b->tids, sizeof(uint64) * b->maxtids);
+	}
+	for (i = 0; i < t->ntids; i++)
+	{
+		ItemPointer tid = &PtreeTupleTids(t)[i];
+
+		b->tids[b->ntids++] = ((uint64) ItemPointerGetBlockNumber(tid) << 16) |
+			ItemPointerGetOffsetNumber(tid);
+	}
+}
+
+/*
+ * Build the mirror of main's generation meta->gen.  Pages are checked to
+ * belong to it: if one does not (a merge replaced the generation and
+ * reused the page), NULL, unless the caller holds the metapage (hold),
+ * when it is corruption.
+ */
+static GxPtreeMirror *
+ptree_mirror_build(Relation index, PtreeMetaData *meta, bool hold)
+{
+	PtreeMirrorBuild b;
+	BlockNumber blkno = meta->first_leaf;
+	uint32	   *slots;
+	uint32	   *root;
+	uint32	   *nodes;
+	GxPtreeLeaf *leaves;
+	Size		nslots = 0,
+				nnodes = 0,
+				maxnodes = 16,
+				nleaves = 0,
+				maxleaves = 64;
+	Size		i;
+	Size		off;
+	GxPtreeMirror *m;
+	MemoryContext tmp = AllocSetContextCreate(CurrentMemoryContext, "gpuext_ptree mirror build",
+											  ALLOCSET_DEFAULT_SIZES);
+	MemoryContext old = MemoryContextSwitchTo(tmp);
+
+	memset(&b, 0, sizeof(b));
+	b.maxkeys = 1024;
+	b.keyoff = palloc(sizeof(uint32) * b.maxkeys);
+	b.postoff = palloc(sizeof(uint64) * b.maxkeys);
+	b.maxkeybytes = 8192;
+	b.keys = palloc(b.maxkeybytes);
+	b.maxtids = 4096;
+	b.tids = palloc(sizeof(uint64) * b.maxtids);
+
+	/* the distinct keys and their TIDs, in key order (NULLs left out) */
+	while (BlockNumberIsValid(blkno))
+	{
+		Buffer		buf = ReadBuffer(index, blkno);
+		Page		page;
+		OffsetNumber o,
+					maxoff;
+
+		if (!hold)
+			CHECK_FOR_INTERRUPTS();
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		page = BufferGetPage(buf);
+		if ((!ptree_page_is_live(page, meta->gen) || PtreePageGetOpaque(page)->type != PTREE_LEAF) &&
+			!hold)
+		{
+			UnlockReleaseBuffer(buf);
+			MemoryContextSwitchTo(old);
+			MemoryContextDelete(tmp);
+			return NULL;
+		}
+		if (!ptree_page_is_live(page, meta->gen) || PtreePageGetOpaque(page)->type != PTREE_LEAF)
+			ereport(ERROR,
+					(errcode(ERRCODE_INDEX_CORRUPTED),
+					 errmsg("gpuext_ptree index \"%s\": block %u is not a leaf of the live structure",
+							RelationGetRelationName(index), blkno)));
+		maxoff = PageGetMaxOffsetNumber(page);
+		for (o = FirstOffsetNumber; o <= maxoff; o++)
+		{
+			PtreeTuple	t = (PtreeTuple) PageGetItem(page, PageGetItemId(page, o));
+
+			if (!(t->flags & PTREE_TUPLE_NULL))
+				ptree_mirror_add(&b, t);
+		}
+		blkno = PtreePageGetOpaque(page)->next;
+		UnlockReleaseBuffer(buf);
+	}
+	b.keyoff[b.nkeys] = (uint32) b.keybytes;
+	b.postoff[b.nkeys] = b.ntids;
+
+	/* the KISS levels over the slots (distinct 32-bit prefixes, ascending) */
+	slots = palloc(sizeof(uint32) * (b.nkeys + 1));
+	root = palloc0(sizeof(uint32) * GX_PTREE_ROOT_SIZE);
+	nodes = palloc0(sizeof(uint32) * GX_PTREE_NODE_SIZE * maxnodes);
+	leaves = palloc0(sizeof(GxPtreeLeaf) * maxleaves);
+	for (i = 0; i < b.nkeys; i++)
+	{
+		uint32		p = gx_ptree_prefix32((unsigned char *) b.keys + b.keyoff[i],
+										  b.keyoff[i + 1] - b.keyoff[i]);
+		uint32		node;
+		uint32	   *entry;
+
+		if (i > 0 && p == gx_ptree_prefix32((unsigned char *) b.keys + b.keyoff[i - 1],
+											b.keyoff[i] - b.keyoff[i - 1]))
+			continue;
+		slots[nslots] = (uint32) i;
+		if (root[p >> 16] == 0)
+		{
+			if (nnodes == maxnodes)
+			{
+				nodes = repalloc_huge(nodes, sizeof(uint32) * GX_PTREE_NODE_SIZE * maxnodes * 2);
+				memset(nodes + GX_PTREE_NODE_SIZE * maxnodes, 0, sizeof(uint32) * GX_PTREE_NODE_SIZE * maxnodes);
+				maxnodes *= 2;
+			}
+			root[p >> 16] = (uint32) ++nnodes;
+		}
+		node = root[p >> 16] - 1;
+		entry = &nodes[(Size) node * GX_PTREE_NODE_SIZE + ((p >> 6) & (GX_PTREE_NODE_SIZE - 1))];
+		if (*entry == 0)
+		{
+			if (nleaves == maxleaves)
+			{
+				maxleaves *= 2;
+				leaves = repalloc_huge(leaves, sizeof(GxPtreeLeaf) * maxleaves);
+			}
+			leaves[nleaves].bitmap = 0;
+			leaves[nleaves].first = (uint32) nslots;
+			leaves[nleaves].pad = 0;
+			*entry = (uint32) ++nleaves;
+		}
+		leaves[*entry - 1].bitmap |= ((uint64) 1) << (p & 63);
+		nslots++;
+	}
+	slots[nslots] = (uint32) b.nkeys;
+
+	/* one allocation, parts 8-byte aligned */
+	off = TYPEALIGN(8, sizeof(GxPtreeMirror));
+	MemoryContextSwitchTo(mirror_ctx);
+	{
+		Size		o_root = off;
+		Size		o_nodes = o_root + TYPEALIGN(8, sizeof(uint32) * GX_PTREE_ROOT_SIZE);
+		Size		o_leaves = o_nodes + TYPEALIGN(8, sizeof(uint32) * GX_PTREE_NODE_SIZE * nnodes);
+		Size		o_slots = o_leaves + TYPEALIGN(8, sizeof(GxPtreeLeaf) * nleaves);
+		Size		o_keyoff = o_slots + TYPEALIGN(8, sizeof(uint32) * (nslots + 1));
+		Size		o_keys = o_keyoff + TYPEALIGN(8, sizeof(uint32) * (b.nkeys + 1));
+		Size		o_postoff = o_keys + TYPEALIGN(8, b.keybytes);
+		Size		o_tids = o_postoff + TYPEALIGN(8, sizeof(uint64) * (b.nkeys + 1));
+		Size		total = o_tids + sizeof(uint64) * b.ntids;
+
+		m = MemoryContextAllocHuge(mirror_ctx, total);
+		memset(m, 0, sizeof(GxPtreeMirror));
+		m->magic = GX_PTREE_MAGIC;
+		m->nkeys = (uint32) b.nkeys;
+		m->nnodes = (uint32) nnodes;
+		m->nleaves = (uint32) nleaves;
+		m->nslots = (uint32) nslots;
+		m->ntids = b.ntids;
+		m->total_size = total;
+		m->off_root = o_root;
+		m->off_nodes = o_nodes;
+		m->off_leaves = o_leaves;
+		m->off_slots = o_slots;
+		m->off_keyoff = o_keyoff;
+		m->off_keys = o_keys;
+		m->off_postoff = o_postoff;
+		m->off_tids = o_tids;
+		memcpy((char *) m + o_root, root, sizeof(uint32) * GX_PTREE_ROOT_SIZE);
+		memcpy((char *) m + o_nodes, nodes, sizeof(uint32) * GX_PTREE_NODE_SIZE * nnodes);
+		memcpy((char *) m + o_leaves, leaves, sizeof(GxPtreeLeaf) * nleaves);
+		memcpy((char *) m + o_slots, slots, sizeof(uint32) * (nslots + 1));
+		memcpy((char *) m + o_keyoff, b.keyoff, sizeof(uint32) * (b.nkeys + 1));
+		memcpy((char *) m + o_keys, b.keys, b.keybytes);
+		memcpy((char *) m + o_postoff, b.postoff, sizeof(uint64) * (b.nkeys + 1));
+		memcpy((char *) m + o_tids, b.tids, sizeof(uint64) * b.ntids);
+	}
+	MemoryContextSwitchTo(old);
+	MemoryContextDelete(tmp);
+	return m;
+}
+
+/*
+ * Is the mirror of this generation small enough to build (a generous
+ * estimate: main's pages, plus 8 bytes per TID and the root array)?
+ */
+bool
+ptree_mirror_fits(PtreeMetaData *meta)
+{
+	double		est = (double) meta->main_pages * BLCKSZ + (double) meta->main_tids * 8 +
+		sizeof(uint32) * GX_PTREE_ROOT_SIZE;
+
+	return est <= (double) ptree_mirror_max_mb * 1024 * 1024;
+}
+
+/*
+ * The mirror of generation meta->gen of the index, built if this backend
+ * has none; NULL if the generation was replaced during the build (see
+ * ptree_mirror_build)
+ */
+GxPtreeMirror *
+ptree_mirror_get(Relation index, PtreeMetaData *meta, bool hold)
+{
+	PtreeMirrorEntry *e;
+	GxPtreeMirror *m;
+	int			i;
+
+	if (mirror_ctx == NULL)
+		mirror_ctx = AllocSetContextCreate(TopMemoryContext, "gpuext_ptree mirrors",
+										   ALLOCSET_DEFAULT_SIZES);
+	for (i = 0; i < PTREE_MIRROR_CACHE; i++)
+	{
+		e = &mirror_cache[i];
+		if (e->mirror && e->relid == RelationGetRelid(index) &&
+			RelFileNodeEquals(e->node, index->rd_node) && e->gen == meta->gen &&
+			e->max_gen == meta->max_gen && e->merges == meta->merges &&
+			e->main_tids == meta->main_tids)
+			return e->mirror;
+	}
+	m = ptree_mirror_build(index, meta, hold);
+	if (m == NULL)
+		return NULL;
+	e = &mirror_cache[mirror_next];
+	mirror_next = (mirror_next + 1) % PTREE_MIRROR_CACHE;
+	if (e->mirror)
+		pfree(e->mirror);
+	e->mirror = m;
+	e->relid = RelationGetRelid(index);
+	e->node = index->rd_node;
+	e->gen = meta->gen;
+	e->max_gen = meta->max_gen;
+	e->merges = meta->merges;
+	e->main_tids = meta->main_tids;
+	return e->mirror;
+}
+
+/*
+ * Look up n probe keys in one batch on the CPU engine: out[i] is the
+ * mirror's index of probe i's key, or -1
+ */
+void
+ptree_mirror_lookup(const GxPtreeMirror *m, const PtreeKey *probes, int n, int64 *out)
+{
+	uint32	   *off = palloc(sizeof(uint32) * (n + 1));
+	Size		bytes = 0;
+	unsigned char *packed;
+	int			i;
+
+	for (i = 0; i < n; i++)
+		bytes += probes[i].len;
+	packed = palloc(Max(bytes, 1));
+	bytes = 0;
+	for (i = 0; i < n; i++)
+	{
+		off[i] = (uint32) bytes;
+		memcpy(packed + bytes, probes[i].data, probes[i].len);
+		bytes += probes[i].len;
+	}
+	off[n] = (uint32) bytes;
+	for (i = 0; i < n; i++)
+	{
+		if ((i & 4095) == 0)
+			CHECK_FOR_INTERRUPTS();
+		gx_ptree_probe(m, packed, off, (uint32_t) i, (int64_t *) out);
+	}
+	pfree(off);
+	pfree(packed);
+}
+
+/*
+ * Key i of a mirror and its TIDs
+ */
+void
+ptree_mirror_key(const GxPtreeMirror *m, int64 i, PtreeKey *key, const uint64 **tids, int64 *ntids)
+{
+	const uint32 *keyoff = GX_PTREE_PART(m, off_keyoff, const uint32);
+	const uint64 *postoff = GX_PTREE_PART(m, off_postoff, const uint64);
+
+	key->isnull = false;
+	key->len = keyoff[i + 1] - keyoff[i];
+	key->data = GX_PTREE_PART(m, off_keys, const char) + keyoff[i];
+	*tids = GX_PTREE_PART(m, off_tids, const uint64) + postoff[i];
+	*ntids = (int64) (postoff[i + 1] - postoff[i]);
+}
+
+/* for qsort_arg of probe numbers by their keys */
+static int
+ptree_probe_cmp(const void *a, const void *b, void *arg)
+{
+	const PtreeKey *probes = (const PtreeKey *) arg;
+
+	return ptree_key_compare(&probes[*(const int *) a], &probes[*(const int *) b]);
+}
+
+/*
+ * Look n probe keys up at once (those with valid[i]), for a batched join:
+ * main through the mirror, the delta in one pass.  Returns, in the current
+ * memory context, tidoff[n + 1] and the TIDs, probe i's being
+ * tids[tidoff[i] .. tidoff[i + 1]).  Like a scan, it reads the generation
+ * it found in the metapage without holding it, and starts again if that
+ * generation is replaced under it (after three times, it holds it).
+ */
+void
+ptree_lookup_batch(Relation index, const PtreeKey *probes, const bool *valid, int n,
+				   int64 **tidoff_out, ItemPointerData **tids_out)
+{
+	int			attempt;
+
+	for (attempt = 0;; attempt++)
+	{
+		bool		hold = attempt >= 3;
+		bool		changed = false;
+		Buffer		metabuf;
+		PtreeMetaData meta;
+		GxPtreeMirror *m = NULL;
+		int64	   *found = palloc(sizeof(int64) * Max(n, 1));
+		int		   *order = palloc(sizeof(int) * Max(n, 1));
+		ItemPointerData **mainlist = NULL;	/* without a mirror */
+		int64	   *mainn = NULL;
+		int			nvalid = 0;
+		int		   *dprobe = NULL;
+		ItemPointerData *dtid = NULL;
+		int64		nd = 0,
+					maxd = 0;
+		int64	   *tidoff;
+		ItemPointerData *tids;
+		int64	   *fill;
+		int64		total = 0;
+		BlockNumber blkno;
+		int			i;
+
+		metabuf = ReadBuffer(index, PTREE_METAPAGE_BLKNO);
+		LockBuffer(metabuf, BUFFER_LOCK_SHARE);
+		meta = *PtreePageGetMeta(BufferGetPage(metabuf));
+		if (!hold)
+			UnlockReleaseBuffer(metabuf);
+		if (meta.magic != PTREE_MAGIC)
+			ereport(ERROR,
+					(errcode(ERRCODE_INDEX_CORRUPTED),
+					 errmsg("index \"%s\" is not a gpuext_ptree index", RelationGetRelationName(index))));
+
+		for (i = 0; i < n; i++)
+		{
+			found[i] = -1;
+			if (valid[i])
+				order[nvalid++] = i;
+		}
+
+		/* main: one batch of lookups in the mirror, or one descent per probe */
+		if (meta.levels > 0 && nvalid > 0 && !ptree_mirror_fits(&meta))
+		{
+			mainlist = palloc0(sizeof(ItemPointerData *) * n);
+			mainn = palloc0(sizeof(int64) * n);
+			for (i = 0; i < nvalid && !changed; i++)
+				if (!ptree_main_lookup(index, &meta, hold, &probes[order[i]],
+									   &mainlist[order[i]], &mainn[order[i]]))
+					changed = true;
+		}
+		else if (meta.levels > 0 && nvalid > 0)
+		{
+			m = ptree_mirror_get(index, &meta, hold);
+			if (m == NULL)
+				changed = true;
+			else
+			{
+				PtreeKey   *vp = palloc(sizeof(PtreeKey) * nvalid);
+				int64	   *vf = palloc(sizeof(int64) * nvalid);
+
+				for (i = 0; i < nvalid; i++)
+					vp[i] = probes[order[i]];
+				ptree_mirror_lookup(m, vp, nvalid, vf);
+				for (i = 0; i < nvalid; i++)
+					found[order[i]] = vf[i];
+				pfree(vp);
+				pfree(vf);
+			}
+		}
+
+		/* the delta: every entry against the sorted probes */
+		if (nvalid > 1)
+			qsort_arg(order, nvalid, sizeof(int), ptree_probe_cmp, (void *) probes);
+		blkno = changed ? InvalidBlockNumber : meta.delta_head;
+		while (BlockNumberIsValid(blkno) && nvalid > 0)
+		{
+			Buffer		buf;
+			Page		page;
+			OffsetNumber off,
+						maxoff;
+
+			if (!hold)
+				CHECK_FOR_INTERRUPTS();
+			buf = ReadBuffer(index, blkno);
+			LockBuffer(buf, BUFFER_LOCK_SHARE);
+			page = BufferGetPage(buf);
+			if (!ptree_page_is_live(page, meta.gen) || PtreePageGetOpaque(page)->type != PTREE_DELTA)
+			{
+				UnlockReleaseBuffer(buf);
+				if (hold)
+					ereport(ERROR,
+							(errcode(ERRCODE_INDEX_CORRUPTED),
+							 errmsg("gpuext_ptree index \"%s\": block %u is not a delta page of the live structure",
+									RelationGetRelationName(index), blkno)));
+				changed = true;
+				break;
+			}
+			maxoff = PageGetMaxOffsetNumber(page);
+			for (off = FirstOffsetNumber; off <= maxoff; off++)
+			{
+				PtreeTuple	t = (PtreeTuple) PageGetItem(page, PageGetItemId(page, off));
+				PtreeKey	k;
+				int			lo = 0,
+							hi = nvalid;
+
+				ptree_tuple_key(t, &k);
+				if (k.isnull)
+					continue;
+				/* the first probe whose key is >= k */
+				while (lo < hi)
+				{
+					int			mid = lo + (hi - lo) / 2;
+
+					if (ptree_key_compare(&probes[order[mid]], &k) < 0)
+						lo = mid + 1;
+					else
+						hi = mid;
+				}
+				for (; lo < nvalid && ptree_key_compare(&probes[order[lo]], &k) == 0; lo++)
+				{
+					if (nd == maxd)
+					{
+						maxd = Max(maxd * 2, 256);
+						dprobe = dprobe ? repalloc_huge(dprobe, sizeof(int) * maxd)
+							: palloc_extended(sizeof(int) * maxd, MCXT_ALLOC_HUGE);
+						dtid = dtid ? repalloc_huge(dtid, sizeof(ItemPointerData) * maxd)
+							: palloc_extended(sizeof(ItemPointerData) * maxd, MCXT_ALLOC_HUGE);
+					}
+					dprobe[nd] = order[lo];
+					dtid[nd] = PtreeTupleTids(t)[0];
+					nd++;
+				}
+			}
+			blkno = PtreePageGetOpaque(page)->next;
+			UnlockReleaseBuffer(buf);
+		}
+		if (hold)
+			UnlockReleaseBuffer(metabuf);
+		if (changed)
+		{
+			pfree(found);
+			pfree(order);
+			if (dprobe)
+				pfree(dprobe);
+			if (dtid)
+				pfree(dtid);
+			continue;
+		}
+
+		/* each probe's TIDs: main's posting list, then its delta entries */
+		tidoff = palloc0(sizeof(int64) * (n + 1));
+		for (i = 0; i < n; i++)
+		{
+			if (found[i] >= 0)
+			{
+				PtreeKey	k;
+				const uint64 *mt;
+				int64		mn;
+
+				ptree_mirror_key(m, found[i], &k, &mt, &mn);
+				tidoff[i + 1] += mn;
+			}
+		}
+		if (mainlist)
+			for (i = 0; i < n; i++)
+				tidoff[i + 1] += mainn[i];
+		for (i = 0; i < nd; i++)
+			tidoff[dprobe[i] + 1]++;
+		for (i = 0; i < n; i++)
+			tidoff[i + 1] += tidoff[i];
+		total = tidoff[n];
+		tids = palloc_extended(sizeof(ItemPointerData) * Max(total, 1), MCXT_ALLOC_HUGE);
+		fill = palloc(sizeof(int64) * Max(n, 1));
+		for (i = 0; i < n; i++)
+		{
+			fill[i] = tidoff[i];
+			if (found[i] >= 0)
+			{
+				PtreeKey	k;
+				const uint64 *mt;
+				int64		mn,
+							j;
+
+				ptree_mirror_key(m, found[i], &k, &mt, &mn);
+				for (j = 0; j < mn; j++)
+				{
+					/* ItemPointerSet evaluates its first argument twice */
+					ItemPointer tid = &tids[fill[i]++];
+
+					ItemPointerSet(tid, (BlockNumber) (mt[j] >> 16), (OffsetNumber) (mt[j] & 0xffff));
+				}
+			}
+		}
+		if (mainlist)
+			for (i = 0; i < n; i++)
+				if (mainn[i] > 0)
+				{
+					memcpy(&tids[fill[i]], mainlist[i], sizeof(ItemPointerData) * mainn[i]);
+					fill[i] += mainn[i];
+				}
+		for (i = 0; i < nd; i++)
+			tids[fill[dprobe[i]]++] = dtid[i];
+		pfree(fill);
+		pfree(found);
+		pfree(order);
+		*tidoff_out = tidoff;
+		*tids_out = tids;
+		return;
+	}
+}

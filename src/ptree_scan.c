@@ -1,0 +1,745 @@
+/*-------------------------------------------------------------------------
+ * ptree_scan.c
+ *		gpuext_ptree: plain and bitmap index scans.
+ *
+ * A scan collects every matching TID at once: the range of main's leaves
+ * that its bounds allow, found through the directory, and the whole
+ * delta, all of the generation it read in the metapage.  It holds no lock
+ * but each page's while it reads it, so merges and inserts go on; if a
+ * page turns out to belong to another generation, the scan starts again
+ * (and after three such restarts holds the metapage in share mode, which
+ * keeps merges out).  The TIDs are then sorted, made unique and handed
+ * out with no lock held.  = ANY(array) keys are sorted and made unique;
+ * the first one drives one descent per element, the others filter by
+ * binary search.
+ *
+ * IDENTIFICATION
+ *		src/ptree_scan.c
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/relscan.h"
+#include "miscadmin.h"
+#include "nodes/tidbitmap.h"
+#include "catalog/pg_type.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/snapmgr.h"
+
+#include "gx_ptree.h"
+#include "ptree.h"
+
+/* one scan key, normalized */
+typedef struct PtreeScanKey
+{
+	int			strategy;		/* PTREE_LT.. or 0 for an array */
+	PtreeKey	key;			/* the comparison value */
+	char		fix[8];
+	PtreeKey   *elems;			/* = ANY: sorted, unique, no NULLs */
+	int			nelems;
+} PtreeScanKey;
+
+typedef struct PtreeScanOpaqueData
+{
+	MemoryContext ctx;			/* keys and results; reset at rescan */
+	bool		collected;
+	bool		impossible;		/* a key no row can satisfy */
+	bool		want_null;		/* IS NULL */
+	bool		want_notnull;	/* IS NOT NULL or any comparison */
+	PtreeScanKey *keys;
+	int			nkeys;
+	int			driver;			/* index of the = ANY key that drives, or -1 */
+	bool		hold;			/* the metapage is held for the whole collection */
+	bool		changed;		/* a page was no longer of the scan's generation */
+	ItemPointerData *tids;
+	int64		ntids;
+	int64		maxtids;
+	int64		next;
+} PtreeScanOpaqueData;
+
+typedef PtreeScanOpaqueData *PtreeScanOpaque;
+
+/* for qsort_arg of array elements */
+static int
+ptree_key_qsort(const void *a, const void *b, void *arg)
+{
+	return ptree_key_compare((const PtreeKey *) a, (const PtreeKey *) b);
+}
+
+/* for qsort of TIDs */
+static int
+ptree_tid_qsort(const void *a, const void *b)
+{
+	return ItemPointerCompare((ItemPointer) a, (ItemPointer) b);
+}
+
+/*
+ * ambeginscan
+ */
+IndexScanDesc
+ptreebeginscan(Relation index, int nkeys, int norderbys)
+{
+	IndexScanDesc scan = RelationGetIndexScan(index, nkeys, norderbys);
+	PtreeScanOpaque so = palloc0(sizeof(PtreeScanOpaqueData));
+
+	so->ctx = AllocSetContextCreate(CurrentMemoryContext, "gpuext_ptree scan",
+									ALLOCSET_DEFAULT_SIZES);
+	scan->opaque = so;
+	return scan;
+}
+
+/*
+ * A comparison value of another type (int4 or int2 against an int8 key)
+ * as a value of the key's type: the widening is exact, so the comparison
+ * means the same
+ */
+Datum
+ptree_widen(Oid keytype, Oid argtype, Datum value)
+{
+	if (!OidIsValid(argtype) || argtype == keytype)
+		return value;
+	if (keytype == INT8OID && argtype == INT4OID)
+		return Int64GetDatum((int64) DatumGetInt32(value));
+	if (keytype == INT8OID && argtype == INT2OID)
+		return Int64GetDatum((int64) DatumGetInt16(value));
+	elog(ERROR, "gpuext_ptree: cannot compare %s keys with %s",
+		 format_type_be(keytype), format_type_be(argtype));
+	return value;				/* keep the compiler quiet */
+}
+
+/*
+ * Normalize the scan keys (in the scan's context)
+ */
+static void
+ptree_prepare_keys(IndexScanDesc scan)
+{
+	PtreeScanOpaque so = (PtreeScanOpaque) scan->opaque;
+	Oid			keytype = scan->indexRelation->rd_opcintype[0];
+	MemoryContext old = MemoryContextSwitchTo(so->ctx);
+	int			i;
+
+	so->keys = palloc0(sizeof(PtreeScanKey) * Max(scan->numberOfKeys, 1));
+	so->nkeys = 0;
+	so->driver = -1;
+	so->impossible = false;
+	so->want_null = false;
+	so->want_notnull = false;
+
+	for (i = 0; i < scan->numberOfKeys; i++)
+	{
+		ScanKey		sk = &scan->keyData[i];
+		PtreeScanKey *pk;
+
+		if (sk->sk_flags & SK_ISNULL)
+		{
+			if (sk->sk_flags & SK_SEARCHNULL)
+				so->want_null = true;
+			else if (sk->sk_flags & SK_SEARCHNOTNULL)
+				so->want_notnull = true;
+			else
+				so->impossible = true;	/* strict operator with a NULL */
+			continue;
+		}
+		if (sk->sk_strategy < 1 || sk->sk_strategy > PTREE_NSTRATEGIES)
+			elog(ERROR, "gpuext_ptree: unexpected strategy %d", sk->sk_strategy);
+		so->want_notnull = true;
+		pk = &so->keys[so->nkeys++];
+		if (sk->sk_flags & SK_SEARCHARRAY)
+		{
+			ArrayType  *arr = DatumGetArrayTypeP(sk->sk_argument);
+			int16		elmlen;
+			bool		elmbyval;
+			char		elmalign;
+			Datum	   *values;
+			bool	   *nulls;
+			int			n,
+						j,
+						m = 0;
+
+			if (sk->sk_strategy != PTREE_EQ)
+				elog(ERROR, "gpuext_ptree: = ANY is the only array search supported");
+			get_typlenbyvalalign(ARR_ELEMTYPE(arr), &elmlen, &elmbyval, &elmalign);
+			deconstruct_array(arr, ARR_ELEMTYPE(arr), elmlen, elmbyval, elmalign,
+							  &values, &nulls, &n);
+			pk->strategy = 0;
+			pk->elems = palloc(sizeof(PtreeKey) * Max(n, 1));
+			for (j = 0; j < n; j++)
+			{
+				char	   *fix;
+
+				if (nulls[j])
+					continue;
+				fix = palloc(8);
+				ptree_make_key(keytype, ptree_widen(keytype, ARR_ELEMTYPE(arr), values[j]),
+							   false, &pk->elems[m], fix);
+				m++;
+			}
+			if (m > 1)
+			{
+				int			u = 1;
+
+				qsort_arg(pk->elems, m, sizeof(PtreeKey), ptree_key_qsort, NULL);
+				for (j = 1; j < m; j++)
+					if (ptree_key_compare(&pk->elems[u - 1], &pk->elems[j]) != 0)
+						pk->elems[u++] = pk->elems[j];
+				m = u;
+			}
+			pk->nelems = m;
+			if (m == 0)
+				so->impossible = true;
+			if (so->driver < 0)
+				so->driver = so->nkeys - 1;
+		}
+		else
+		{
+			pk->strategy = sk->sk_strategy;
+			ptree_make_key(keytype, ptree_widen(keytype, sk->sk_subtype, sk->sk_argument),
+						   false, &pk->key, pk->fix);
+		}
+	}
+	if (so->want_null && so->want_notnull)
+		so->impossible = true;
+	MemoryContextSwitchTo(old);
+}
+
+/*
+ * amrescan
+ */
+void
+ptreerescan(IndexScanDesc scan, ScanKey keys, int nkeys, ScanKey orderbys, int norderbys)
+{
+	PtreeScanOpaque so = (PtreeScanOpaque) scan->opaque;
+
+	if (keys && scan->numberOfKeys > 0)
+		memmove(scan->keyData, keys, scan->numberOfKeys * sizeof(ScanKeyData));
+	MemoryContextReset(so->ctx);
+	so->keys = NULL;
+	so->tids = NULL;
+	so->ntids = 0;
+	so->maxtids = 0;
+	so->next = 0;
+	so->collected = false;
+}
+
+/*
+ * Is key in the sorted array elems?
+ */
+static bool
+ptree_in_array(const PtreeKey *key, const PtreeKey *elems, int n)
+{
+	int			lo = 0,
+				hi = n - 1;
+
+	while (lo <= hi)
+	{
+		int			mid = lo + (hi - lo) / 2;
+		int			c = ptree_key_compare(&elems[mid], key);
+
+		if (c == 0)
+			return true;
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid - 1;
+	}
+	return false;
+}
+
+/*
+ * Does a stored key satisfy every scan key?
+ */
+static bool
+ptree_matches(PtreeScanOpaque so, const PtreeKey *key)
+{
+	int			i;
+
+	if (key->isnull)
+		return so->want_null;
+	if (so->want_null)
+		return false;
+	for (i = 0; i < so->nkeys; i++)
+	{
+		PtreeScanKey *pk = &so->keys[i];
+		int			c;
+
+		if (pk->strategy == 0)
+		{
+			if (!ptree_in_array(key, pk->elems, pk->nelems))
+				return false;
+			continue;
+		}
+		c = ptree_key_compare(key, &pk->key);
+		switch (pk->strategy)
+		{
+			case PTREE_LT:
+				if (!(c < 0))
+					return false;
+				break;
+			case PTREE_LE:
+				if (!(c <= 0))
+					return false;
+				break;
+			case PTREE_EQ:
+				if (c != 0)
+					return false;
+				break;
+			case PTREE_GE:
+				if (!(c >= 0))
+					return false;
+				break;
+			case PTREE_GT:
+				if (!(c > 0))
+					return false;
+				break;
+		}
+	}
+	return true;
+}
+
+/*
+ * Remember a TID
+ */
+static void
+ptree_add_tids(PtreeScanOpaque so, ItemPointer tids, int n)
+{
+	if (so->ntids + n > so->maxtids)
+	{
+		MemoryContext old = MemoryContextSwitchTo(so->ctx);
+
+		so->maxtids = Max(so->maxtids * 2, so->ntids + n + 256);
+		so->tids = so->tids ? repalloc_huge(so->tids, sizeof(ItemPointerData) * so->maxtids)
+			: palloc_extended(sizeof(ItemPointerData) * so->maxtids, MCXT_ALLOC_HUGE);
+		MemoryContextSwitchTo(old);
+	}
+	memcpy(so->tids + so->ntids, tids, sizeof(ItemPointerData) * n);
+	so->ntids += n;
+}
+
+/*
+ * Is the page one of generation gen's, of the given type?  Without the
+ * metapage lock, merges go on while the scan reads: a page may have been
+ * freed and rewritten for a later generation since the scan read the
+ * metapage (pages of a generation never change once it is replaced, and
+ * are never rewritten with the same generation), and then the scan starts
+ * again (changed).  With the metapage held, it is corruption.
+ */
+static bool
+ptree_scan_page_ok(Relation index, PtreeScanOpaque so, Page page, BlockNumber blkno,
+				   uint32 gen, uint16 type)
+{
+	if (ptree_page_is_live(page, gen) && PtreePageGetOpaque(page)->type == type &&
+		(type != PTREE_INNER || PageGetMaxOffsetNumber(page) >= FirstOffsetNumber))
+		return true;
+	if (so->hold)
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("gpuext_ptree index \"%s\": block %u is not a page of type %u of the live structure",
+						RelationGetRelationName(index), blkno, type)));
+	so->changed = true;
+	return false;
+}
+
+/*
+ * The leaf where entries >= bound may begin: the child of the last
+ * directory tuple whose key is < bound (or the first child) at each level;
+ * InvalidBlockNumber if the structure changed
+ */
+static BlockNumber
+ptree_find_leaf(Relation index, PtreeScanOpaque so, PtreeMetaData *meta, const PtreeKey *bound)
+{
+	BlockNumber blkno = meta->root;
+	uint32		level;
+
+	for (level = meta->levels; level > 1; level--)
+	{
+		Buffer		buf = ReadBuffer(index, blkno);
+		Page		page;
+		OffsetNumber lo,
+					hi,
+					found;
+
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		page = BufferGetPage(buf);
+		if (!ptree_scan_page_ok(index, so, page, blkno, meta->gen, PTREE_INNER))
+		{
+			UnlockReleaseBuffer(buf);
+			return InvalidBlockNumber;
+		}
+		/* binary search: the last tuple with key < bound */
+		lo = FirstOffsetNumber;
+		hi = PageGetMaxOffsetNumber(page);
+		found = FirstOffsetNumber;
+		while (lo <= hi)
+		{
+			OffsetNumber mid = lo + (hi - lo) / 2;
+			PtreeTuple	t = (PtreeTuple) PageGetItem(page, PageGetItemId(page, mid));
+			PtreeKey	k;
+
+			ptree_tuple_key(t, &k);
+			if (ptree_key_compare(&k, bound) < 0)
+			{
+				found = mid;
+				lo = mid + 1;
+			}
+			else
+				hi = mid - 1;
+		}
+		blkno = ItemPointerGetBlockNumber(PtreeTupleTids(
+														 (PtreeTuple) PageGetItem(page, PageGetItemId(page, found))));
+		UnlockReleaseBuffer(buf);
+	}
+	return blkno;
+}
+
+/*
+ * Read main's leaves from the one that may hold lower (or the first) up
+ * to the first key beyond upper (NULL: no upper bound; upper_incl: keys
+ * equal to upper still belong), keeping matching TIDs
+ */
+static void
+ptree_scan_main(Relation index, PtreeScanOpaque so, PtreeMetaData *meta,
+				const PtreeKey *lower, const PtreeKey *upper, bool upper_incl)
+{
+	BlockNumber blkno;
+
+	if (meta->levels == 0 || so->changed)
+		return;
+	blkno = lower ? ptree_find_leaf(index, so, meta, lower) : meta->first_leaf;
+	while (BlockNumberIsValid(blkno))
+	{
+		Buffer		buf;
+		Page		page;
+		OffsetNumber off,
+					maxoff;
+		bool		done = false;
+
+		if (!so->hold)
+			CHECK_FOR_INTERRUPTS();
+		buf = ReadBuffer(index, blkno);
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		page = BufferGetPage(buf);
+		if (!ptree_scan_page_ok(index, so, page, blkno, meta->gen, PTREE_LEAF))
+		{
+			UnlockReleaseBuffer(buf);
+			return;
+		}
+		maxoff = PageGetMaxOffsetNumber(page);
+		for (off = FirstOffsetNumber; off <= maxoff; off++)
+		{
+			PtreeTuple	t = (PtreeTuple) PageGetItem(page, PageGetItemId(page, off));
+			PtreeKey	k;
+
+			ptree_tuple_key(t, &k);
+			if (upper)
+			{
+				int			c = ptree_key_compare(&k, upper);
+
+				if (c > 0 || (c == 0 && !upper_incl))
+				{
+					done = true;
+					break;
+				}
+			}
+			if (ptree_matches(so, &k))
+				ptree_add_tids(so, PtreeTupleTids(t), t->ntids);
+		}
+		blkno = PtreePageGetOpaque(page)->next;
+		UnlockReleaseBuffer(buf);
+		if (done)
+			break;
+	}
+}
+
+/*
+ * The TIDs of key in main's generation meta->gen, by a directory descent
+ * (for batches whose index is too large for a mirror); false if the
+ * structure changed under the lookup (not when hold)
+ */
+bool
+ptree_main_lookup(Relation index, PtreeMetaData *meta, bool hold, const PtreeKey *key,
+				  ItemPointerData **tids, int64 *ntids)
+{
+	PtreeScanOpaqueData so;
+	PtreeScanKey pk;
+
+	memset(&so, 0, sizeof(so));
+	memset(&pk, 0, sizeof(pk));
+	so.ctx = CurrentMemoryContext;
+	so.hold = hold;
+	so.want_notnull = true;
+	so.driver = -1;
+	pk.strategy = PTREE_EQ;
+	pk.key = *key;
+	so.keys = &pk;
+	so.nkeys = 1;
+	ptree_scan_main(index, &so, meta, key, key, true);
+	*tids = so.tids;
+	*ntids = so.ntids;
+	return !so.changed;
+}
+
+/*
+ * Look the elements of an = ANY key up in one batch in the index's
+ * prefix-tree mirror (the CPU engine runs the lookups of cuda/gx_ptree.h)
+ */
+static void
+ptree_scan_batch(Relation index, PtreeScanOpaque so, PtreeMetaData *meta, PtreeScanKey *pk)
+{
+	GxPtreeMirror *m = ptree_mirror_get(index, meta, so->hold);
+	int64	   *found;
+	ItemPointerData *buf = NULL;
+	int64		maxbuf = 0;
+	int			i;
+
+	if (m == NULL)
+	{
+		so->changed = true;		/* the structure changed during the build */
+		return;
+	}
+	found = palloc(sizeof(int64) * pk->nelems);
+	ptree_mirror_lookup(m, pk->elems, pk->nelems, found);
+	for (i = 0; i < pk->nelems; i++)
+	{
+		PtreeKey	key;
+		const uint64 *tids;
+		int64		ntids,
+					j;
+
+		if (found[i] < 0)
+			continue;
+		ptree_mirror_key(m, found[i], &key, &tids, &ntids);
+		if (!ptree_matches(so, &key))
+			continue;
+		if (ntids > maxbuf)
+		{
+			maxbuf = Max(ntids, 256);
+			buf = buf ? repalloc_huge(buf, sizeof(ItemPointerData) * maxbuf)
+				: palloc_extended(sizeof(ItemPointerData) * maxbuf, MCXT_ALLOC_HUGE);
+		}
+		for (j = 0; j < ntids; j++)
+			ItemPointerSet(&buf[j], (BlockNumber) (tids[j] >> 16), (OffsetNumber) (tids[j] & 0xffff));
+		ptree_add_tids(so, buf, (int) ntids);
+	}
+	pfree(found);
+	if (buf)
+		pfree(buf);
+}
+
+/*
+ * Read the delta, keeping matching TIDs
+ */
+static void
+ptree_scan_delta(Relation index, PtreeScanOpaque so, PtreeMetaData *meta)
+{
+	BlockNumber blkno = so->changed ? InvalidBlockNumber : meta->delta_head;
+
+	while (BlockNumberIsValid(blkno))
+	{
+		Buffer		buf;
+		Page		page;
+		OffsetNumber off,
+					maxoff;
+
+		if (!so->hold)
+			CHECK_FOR_INTERRUPTS();
+		buf = ReadBuffer(index, blkno);
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		page = BufferGetPage(buf);
+		if (!ptree_scan_page_ok(index, so, page, blkno, meta->gen, PTREE_DELTA))
+		{
+			UnlockReleaseBuffer(buf);
+			return;
+		}
+		maxoff = PageGetMaxOffsetNumber(page);
+		for (off = FirstOffsetNumber; off <= maxoff; off++)
+		{
+			PtreeTuple	t = (PtreeTuple) PageGetItem(page, PageGetItemId(page, off));
+			PtreeKey	k;
+
+			ptree_tuple_key(t, &k);
+			if (ptree_matches(so, &k))
+				ptree_add_tids(so, PtreeTupleTids(t), t->ntids);
+		}
+		blkno = PtreePageGetOpaque(page)->next;
+		UnlockReleaseBuffer(buf);
+	}
+}
+
+/*
+ * Collect the matching TIDs of generation meta->gen (so->changed if the
+ * structure changed under the scan)
+ */
+static void
+ptree_collect_gen(Relation index, PtreeScanOpaque so, PtreeMetaData *meta)
+{
+	if (so->want_null)
+	{
+		PtreeKey	nullkey = {true, 0, NULL};
+
+		ptree_scan_main(index, so, meta, &nullkey, NULL, true);
+	}
+	else if (so->driver >= 0)
+	{
+		PtreeScanKey *pk = &so->keys[so->driver];
+		int			i;
+
+		if (ptree_batch_min > 0 && pk->nelems >= ptree_batch_min && meta->levels > 0 &&
+			ptree_mirror_fits(meta))
+			ptree_scan_batch(index, so, meta, pk);
+		else
+			for (i = 0; i < pk->nelems && !so->changed; i++)
+				ptree_scan_main(index, so, meta, &pk->elems[i], &pk->elems[i], true);
+	}
+	else
+	{
+		/* the tightest bounds of the comparison keys */
+		const PtreeKey *lower = NULL,
+				   *upper = NULL;
+		bool		upper_incl = true;
+		PtreeKey	notnull_max = {true, 0, NULL};
+		int			i;
+
+		for (i = 0; i < so->nkeys; i++)
+		{
+			PtreeScanKey *pk = &so->keys[i];
+
+			if (pk->strategy == PTREE_EQ || pk->strategy == PTREE_GE || pk->strategy == PTREE_GT)
+			{
+				if (!lower || ptree_key_compare(&pk->key, lower) > 0)
+					lower = &pk->key;
+			}
+			if (pk->strategy == PTREE_EQ || pk->strategy == PTREE_LE || pk->strategy == PTREE_LT)
+			{
+				int			c = upper ? ptree_key_compare(&pk->key, upper) : -1;
+
+				if (c < 0 || (c == 0 && pk->strategy == PTREE_LT))
+				{
+					upper = &pk->key;
+					upper_incl = pk->strategy != PTREE_LT;
+				}
+			}
+		}
+		/* non-NULL keys only: stop at the NULLs */
+		if (so->want_notnull && !upper)
+		{
+			upper = &notnull_max;
+			upper_incl = false;
+		}
+		ptree_scan_main(index, so, meta, lower, upper, upper_incl);
+	}
+	ptree_scan_delta(index, so, meta);
+}
+
+/*
+ * Collect all matching TIDs, sorted and unique
+ */
+static void
+ptree_collect(IndexScanDesc scan)
+{
+	Relation	index = scan->indexRelation;
+	PtreeScanOpaque so = (PtreeScanOpaque) scan->opaque;
+	Buffer		metabuf;
+	PtreeMetaData meta;
+	int			attempt;
+
+	ptree_prepare_keys(scan);
+	so->collected = true;
+	if (so->impossible)
+		return;
+
+	for (attempt = 0;; attempt++)
+	{
+		/* after three restarts, keep merges out for the whole collection */
+		so->hold = attempt >= 3;
+		so->changed = false;
+		so->ntids = 0;
+		metabuf = ReadBuffer(index, PTREE_METAPAGE_BLKNO);
+		LockBuffer(metabuf, BUFFER_LOCK_SHARE);
+		meta = *PtreePageGetMeta(BufferGetPage(metabuf));
+		if (!so->hold)
+			UnlockReleaseBuffer(metabuf);
+		if (meta.magic != PTREE_MAGIC)
+			ereport(ERROR,
+					(errcode(ERRCODE_INDEX_CORRUPTED),
+					 errmsg("index \"%s\" is not a gpuext_ptree index", RelationGetRelationName(index))));
+		ptree_collect_gen(index, so, &meta);
+		if (so->hold)
+			UnlockReleaseBuffer(metabuf);
+		if (!so->changed)
+			break;
+		ereport(DEBUG1,
+				(errmsg_internal("gpuext_ptree scan of \"%s\" starts again: generation %u was replaced",
+								 RelationGetRelationName(index), meta.gen)));
+	}
+
+	if (so->ntids > 1)
+	{
+		int64		i,
+					u = 1;
+
+		qsort(so->tids, so->ntids, sizeof(ItemPointerData), ptree_tid_qsort);
+		for (i = 1; i < so->ntids; i++)
+			if (!ItemPointerEquals(&so->tids[u - 1], &so->tids[i]))
+				so->tids[u++] = so->tids[i];
+		so->ntids = u;
+	}
+}
+
+/*
+ * amgettuple: MVCC snapshots only, since TIDs are returned after the
+ * index pages are released (a non-MVCC scan could see a TID recycled by
+ * a concurrent VACUUM)
+ */
+bool
+ptreegettuple(IndexScanDesc scan, ScanDirection dir)
+{
+	PtreeScanOpaque so = (PtreeScanOpaque) scan->opaque;
+
+	if (!so->collected)
+	{
+		if (scan->xs_snapshot && !IsMVCCSnapshot(scan->xs_snapshot))
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("gpuext_ptree index \"%s\" supports only MVCC snapshots",
+							RelationGetRelationName(scan->indexRelation))));
+		ptree_collect(scan);
+	}
+	if (so->next >= so->ntids)
+		return false;
+	scan->xs_heaptid = so->tids[so->next++];
+	scan->xs_recheck = false;
+	return true;
+}
+
+/*
+ * amgetbitmap
+ */
+int64
+ptreegetbitmap(IndexScanDesc scan, TIDBitmap *tbm)
+{
+	PtreeScanOpaque so = (PtreeScanOpaque) scan->opaque;
+	int64		i;
+
+	ptree_collect(scan);
+	for (i = 0; i < so->ntids; i += 1024)
+	{
+		CHECK_FOR_INTERRUPTS();
+		tbm_add_tuples(tbm, so->tids + i, (int) Min(1024, so->ntids - i), false);
+	}
+	return so->ntids;
+}
+
+/*
+ * amendscan
+ */
+void
+ptreeendscan(IndexScanDesc scan)
+{
+	PtreeScanOpaque so = (PtreeScanOpaque) scan->opaque;
+
+	MemoryContextDelete(so->ctx);
+	pfree(so);
+}
