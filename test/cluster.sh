@@ -105,6 +105,8 @@ gpuext.dma_buffer_size = 128MB
 gpuext.device = $ENGINE
 log_min_messages = warning
 lc_messages = 'C'
+# plans in expected files depend on statistics: only the tests' own ANALYZE
+autovacuum = off
 ${2:-}
 EOC
   # GPUEXT_POSTGRES: a wrapper to start instead of postgres (test/valgrind.sh)
