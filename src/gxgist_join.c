@@ -406,7 +406,6 @@ gxg_join_load_batch(GxgJoinState *js)
 		TupleTableSlot *slot = ExecProcNode(outer);
 		Datum		key;
 		bool		isnull;
-		GxRtQuery  *q;
 
 		if (TupIsNull(slot))
 		{
@@ -418,25 +417,7 @@ gxg_join_load_batch(GxgJoinState *js)
 		key = ExecEvalExprSwitchContext(js->key, econtext, &isnull);
 		if (isnull)
 			continue;			/* every operator is strict */
-		q = &js->queries[nq];
-		if (js->argtype == POINTOID)
-		{
-			Point	   *p = DatumGetPointP(key);
-
-			q->xlo = q->xhi = p->x;
-			q->ylo = q->yhi = p->y;
-		}
-		else
-		{
-			BOX		   *b = DatumGetBoxP(key);
-
-			q->xlo = b->low.x;
-			q->ylo = b->low.y;
-			q->xhi = b->high.x;
-			q->yhi = b->high.y;
-		}
-		q->strategy = js->strategy;
-		q->key = 0;
+		gxg_query_of(key, js->argtype, js->strategy, 0, &js->queries[nq]);
 		old = MemoryContextSwitchTo(js->batch_ctx);
 		js->outer_rows[nq] = ExecCopySlotMinimalTuple(slot);
 		MemoryContextSwitchTo(old);
