@@ -11,7 +11,6 @@
 
 #include "access/tableam.h"
 #include "executor/tuptable.h"
-#include "nodes/makefuncs.h"
 #include "nodes/pg_list.h"
 #include "optimizer/optimizer.h"
 #include "optimizer/tlist.h"

@@ -40,7 +40,6 @@
 #include "optimizer/pathnode.h"
 #include "optimizer/paths.h"
 #include "optimizer/restrictinfo.h"
-#include "optimizer/tlist.h"
 #include "parser/parsetree.h"
 #include "utils/guc.h"
 #include "utils/lsyscache.h"
