@@ -716,6 +716,27 @@ gx_agg_merge(const GxAggSpec *spec, unsigned char *dst, const unsigned char *src
 }
 
 /*
+ * The group entry of the key registers in table t, inserted if new
+ * (keybuf: spec->key_size bytes of scratch).  NULL when the row goes to
+ * the host: a key the table cannot hold, or the table full.
+ */
+GX_ATOMIC_FUNC unsigned char *
+gx_agg_group_entry(GxAggTable *t, const GxAggSpec *spec, const GxDatum *regs,
+				   unsigned char *keybuf)
+{
+	int64_t		slot;
+
+	for (uint32_t b = 0; b < spec->key_size; b++)
+		keybuf[b] = 0;
+	if (gx_agg_encode_key(spec, regs, keybuf) != 0)
+		return NULL;
+	slot = gx_agg_find_or_insert(t, spec, keybuf, gx_agg_hash(keybuf, spec->key_size));
+	if (slot < 0)
+		return NULL;
+	return gx_agg_entry(t, spec, slot);
+}
+
+/*
  * Aggregate one tuple of a page: run the program (quals and the key and
  * input expressions), then find the group and accumulate.  Returns
  * GX_ROW_PASS (aggregated), GX_ROW_FAIL (filtered out) or GX_ROW_RECHECK.
@@ -726,20 +747,12 @@ gx_agg_tuple(const GxProgram *prog, const GxAggSpec *spec, GxAggTable *t,
 			 GxDatum *regs, unsigned char *keybuf)
 {
 	int			rc = gx_scan_tuple(prog, page, ref, off, regs);
-	uint32_t	hash;
-	int64_t		slot;
+	unsigned char *entry;
 
 	if (rc != GX_ROW_PASS)
 		return rc;
-	for (uint32_t b = 0; b < spec->key_size; b++)
-		keybuf[b] = 0;
-	if (gx_agg_encode_key(spec, regs, keybuf) != 0)
-		return GX_ROW_RECHECK;
-	hash = gx_agg_hash(keybuf, spec->key_size);
-	slot = gx_agg_find_or_insert(t, spec, keybuf, hash);
-	if (slot < 0)
-		return GX_ROW_RECHECK;
-	if (gx_agg_accumulate(spec, gx_agg_entry(t, spec, slot), regs) != 0)
+	entry = gx_agg_group_entry(t, spec, regs, keybuf);
+	if (entry == NULL || gx_agg_accumulate(spec, entry, regs) != 0)
 		return GX_ROW_RECHECK;
 	return GX_ROW_PASS;
 }

@@ -184,30 +184,10 @@ gx_join_keys(GxJoinTable *t)
  * ---------------------------------------------------------------------
  */
 
-/* 64-bit mix (splitmix64 finaliser) */
-GX_FUNC uint64_t
-gx_join_mix(uint64_t x)
-{
-	x ^= x >> 30;
-	x *= UINT64_C(0xbf58476d1ce4e5b9);
-	x ^= x >> 27;
-	x *= UINT64_C(0x94d049bb133111eb);
-	x ^= x >> 31;
-	return x;
-}
-
-/* numeric without trailing zeros: one representation per value */
-GX_FUNC void
-gx_join_numeric_canonical(__int128 v, int scale, __int128 *cv, int *cs)
-{
-	while (scale > 0 && v % 10 == 0)
-	{
-		v /= 10;
-		scale--;
-	}
-	*cv = v;
-	*cs = scale;
-}
+/*
+ * The hash mix and the numeric canonical form are gx_agg.h's (gx_mix64,
+ * gx_numeric_canonical): join and aggregation keys are hashed alike.
+ */
 
 /* bytes of a text key (bpchar without its trailing blanks) */
 GX_FUNC int64_t
@@ -258,7 +238,7 @@ gx_join_key_word(int kclass, const GxDatum *r, uint32_t i)
 				__int128	cv;
 				int			cs;
 
-				gx_join_numeric_canonical(r->v.n, r->scale, &cv, &cs);
+				gx_numeric_canonical(r->v.n, r->scale, &cv, &cs);
 				if (i == 0)
 					return (uint64_t) cv;
 				if (i == 1)
@@ -312,13 +292,13 @@ gx_join_nwords(const GxJoinDepth *d, const GxDatum *regs)
 GX_FUNC uint64_t
 gx_join_hash_step(uint64_t h, uint64_t w)
 {
-	return gx_join_mix(h ^ w) + UINT64_C(0x9e3779b97f4a7c15);
+	return gx_mix64(h ^ w) + UINT64_C(0x9e3779b97f4a7c15);
 }
 
 GX_FUNC uint32_t
 gx_join_hash_final(uint64_t h, uint32_t nwords)
 {
-	h = gx_join_mix(h ^ nwords);
+	h = gx_mix64(h ^ nwords);
 	return (uint32_t) (h ^ (h >> 32));
 }
 
@@ -607,8 +587,7 @@ gx_join_agg_combinations(const GxAggSpec *aspec, const GxJoinSpec *jspec, GxAggT
 	}
 	for (;;)
 	{
-		uint32_t	hash;
-		int64_t		slot;
+		unsigned char *entry;
 		int			d;
 
 		for (uint32_t p = 0; p < jspec->npayload; p++)
@@ -618,15 +597,8 @@ gx_join_agg_combinations(const GxAggSpec *aspec, const GxJoinSpec *jspec, GxAggT
 			gx_join_load_value(gx_join_table(ts, pl->depth), cur[pl->depth], pl->col,
 							   pl->type, &regs[pl->reg]);
 		}
-		for (uint32_t b = 0; b < aspec->key_size; b++)
-			keybuf[b] = 0;
-		if (gx_agg_encode_key(aspec, regs, keybuf) != 0)
-			return GX_ROW_RECHECK;
-		hash = gx_agg_hash(keybuf, aspec->key_size);
-		slot = gx_agg_find_or_insert(t, aspec, keybuf, hash);
-		if (slot < 0)
-			return GX_ROW_RECHECK;
-		if (gx_agg_accumulate(aspec, gx_agg_entry(t, aspec, slot), regs) != 0)
+		entry = gx_agg_group_entry(t, aspec, regs, keybuf);
+		if (entry == NULL || gx_agg_accumulate(aspec, entry, regs) != 0)
 			return GX_ROW_RECHECK;
 		/* next combination */
 		for (d = (int) jspec->ndepths - 1; d >= 0; d--)
@@ -686,8 +658,6 @@ gx_join_agg_tuple(const GxProgram *prog, const GxAggSpec *aspec, const GxJoinSpe
 {
 	int			rc = gx_join_tuple(prog, jspec, ts, page, ref, off, regs, match);
 	uint64_t	m;
-	uint32_t	hash;
-	int64_t		slot;
 	unsigned char *entry;
 
 	if (rc != GX_ROW_PASS)
@@ -697,15 +667,9 @@ gx_join_agg_tuple(const GxProgram *prog, const GxAggSpec *aspec, const GxJoinSpe
 	m = gx_join_multiplicity(ts, jspec, match);
 	if (m == 0)
 		return GX_ROW_FAIL;
-	for (uint32_t b = 0; b < aspec->key_size; b++)
-		keybuf[b] = 0;
-	if (gx_agg_encode_key(aspec, regs, keybuf) != 0)
+	entry = gx_agg_group_entry(t, aspec, regs, keybuf);
+	if (entry == NULL)
 		return GX_ROW_RECHECK;
-	hash = gx_agg_hash(keybuf, aspec->key_size);
-	slot = gx_agg_find_or_insert(t, aspec, keybuf, hash);
-	if (slot < 0)
-		return GX_ROW_RECHECK;
-	entry = gx_agg_entry(t, aspec, slot);
 	for (uint64_t i = 0; i < m; i++)
 		if (gx_agg_accumulate(aspec, entry, regs) != 0)
 			return GX_ROW_RECHECK;

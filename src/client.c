@@ -398,6 +398,21 @@ run_request(Size bytes, int kind, void (*fill) (GxBatch *, void *), void *arg,
 	return status;
 }
 
+/*
+ * The id of the task a create request made, recorded as this backend's
+ * under the current resource owner (destroyed with it if not before)
+ */
+static uint32
+own_new_task(GxRequest *req)
+{
+	GxOwnedTask *t = MemoryContextAllocZero(TopMemoryContext, sizeof(GxOwnedTask));
+
+	t->task_id = (uint32) req->batch->result;
+	t->owner = CurrentResourceOwner;
+	dlist_push_tail(&my_tasks, &t->node);
+	return t->task_id;
+}
+
 typedef struct TaskCreateArgs
 {
 	uint64		bytes;
@@ -429,14 +444,7 @@ gx_task_create(uint64 bytes, uint64 capacity, uint64 max_groups, int *status, ch
 
 	*status = run_request(sizeof(GxBatch), GX_REQ_TASK_CREATE, fill_task_create, &a, false, &req);
 	if (*status == GX_OK)
-	{
-		GxOwnedTask *t = MemoryContextAllocZero(TopMemoryContext, sizeof(GxOwnedTask));
-
-		id = (uint32) req->batch->result;
-		t->task_id = id;
-		t->owner = CurrentResourceOwner;
-		dlist_push_tail(&my_tasks, &t->node);
-	}
+		id = own_new_task(req);
 	else
 		strlcpy(errmsg, req ? req->errmsg : "no room in the gpuext DMA arena", GX_ERRLEN);
 	if (req)
@@ -485,14 +493,7 @@ gx_join_task_create(const void *tables, uint64 bytes, uint64 rows, uint32 near_t
 	if (*status == GX_OK && req->batch->kernel_error != GX_KERR_NONE)
 		*status = GX_ERR_DEVICE;
 	if (*status == GX_OK)
-	{
-		GxOwnedTask *t = MemoryContextAllocZero(TopMemoryContext, sizeof(GxOwnedTask));
-
-		id = (uint32) req->batch->result;
-		t->task_id = id;
-		t->owner = CurrentResourceOwner;
-		dlist_push_tail(&my_tasks, &t->node);
-	}
+		id = own_new_task(req);
 	else
 		strlcpy(errmsg, req ? (req->errmsg[0] ? req->errmsg : "the join build kernel failed") :
 				"no room in the gpuext DMA arena", GX_ERRLEN);

@@ -123,9 +123,12 @@ lookup_func(Oid funcid)
 	return NULL;
 }
 
-/* The value class of a type, or 0 when the device cannot hold it. */
-static int
-type_class(Oid typid)
+/*
+ * The value class of a type, or 0 when the device cannot hold it (device
+ * programs here, GpuJoin's stored inner columns in gpujoin.c).
+ */
+int
+gx_type_class(Oid typid)
 {
 	switch (getBaseType(typid))
 	{
@@ -309,7 +312,7 @@ eval_param(GxCodegen *cg, Expr *param, bool *isnull)
 static int
 gen_value(GxCodegen *cg, Expr *expr, Oid typid, Datum value, bool isnull, int *type)
 {
-	int			t = type_class(typid);
+	int			t = gx_type_class(typid);
 	int			k,
 				r;
 
@@ -332,7 +335,7 @@ gen_value(GxCodegen *cg, Expr *expr, Oid typid, Datum value, bool isnull, int *t
 static int
 gen_var(GxCodegen *cg, Var *var, int *type)
 {
-	int			t = type_class(var->vartype);
+	int			t = gx_type_class(var->vartype);
 	AttrNumber	attno = var->varattno;
 
 	if (var->varno != cg->varno || var->varlevelsup != 0)
@@ -657,7 +660,7 @@ gen_scalar_array(GxCodegen *cg, ScalarArrayOpExpr *sa, int *type)
 	if (!IsA(arr, Const) && !IsA(arr, Param))
 		return cg_fail(cg, "array is not a constant");
 	elemtype = get_element_type(exprType((Node *) arr));
-	te = type_class(elemtype);
+	te = gx_type_class(elemtype);
 	if (te == 0)
 		return cg_fail(cg, "unsupported array element type");
 	a = gen_expr(cg, linitial(sa->args), &ta);
@@ -716,7 +719,7 @@ gen_case(GxCodegen *cg, CaseExpr *ce, int *type)
 {
 	int			saved_reg = cg->casetest_reg;
 	int			saved_type = cg->casetest_type;
-	int			rtype = type_class(ce->casetype);
+	int			rtype = gx_type_class(ce->casetype);
 	int			d;
 	List	   *ends = NIL;
 	ListCell   *lc;
@@ -786,7 +789,7 @@ gen_case(GxCodegen *cg, CaseExpr *ce, int *type)
 static int
 gen_coalesce(GxCodegen *cg, CoalesceExpr *ce, int *type)
 {
-	int			rtype = type_class(ce->coalescetype);
+	int			rtype = gx_type_class(ce->coalescetype);
 	int			d = new_reg(cg);
 	List	   *ends = NIL;
 	ListCell   *lc;
@@ -835,7 +838,7 @@ gen_expr(GxCodegen *cg, Expr *expr, int *type)
 				Datum		v = (Datum) 0;
 				bool		isnull = true;
 
-				if (type_class(p->paramtype) == 0)
+				if (gx_type_class(p->paramtype) == 0)
 					return cg_fail(cg, "unsupported parameter type");
 				if (!cg->check_only)
 					v = eval_param(cg, expr, &isnull);
@@ -845,7 +848,7 @@ gen_expr(GxCodegen *cg, Expr *expr, int *type)
 			{
 				RelabelType *rt = (RelabelType *) expr;
 				int			r = gen_expr(cg, rt->arg, type);
-				int			t = type_class(rt->resulttype);
+				int			t = gx_type_class(rt->resulttype);
 
 				if (r < 0)
 					return -1;

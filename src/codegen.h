@@ -46,6 +46,9 @@ extern GxProgram *gx_build_projection_program(List *quals, List *exprs, Index va
 											  ExprContext *econtext, int *out_regs,
 											  int *out_types, const char **why);
 
+/* the device value class (GX_TYPE_*) of a type, or 0 */
+extern int	gx_type_class(Oid typid);
+
 /* a one-line summary of a program, for EXPLAIN VERBOSE */
 extern char *gx_program_summary(const GxProgram *prog);
 

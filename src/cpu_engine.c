@@ -125,6 +125,15 @@ gx_cpu_table_unregister(uint32 id)
 		cpu_tables[id - 1] = NULL;
 }
 
+/* The table registered under id, or NULL (none, or id out of range) */
+static void *
+cpu_table_of(uint64 id)
+{
+	if (id >= 1 && id <= CPU_MAX_TABLES)
+		return cpu_tables[id - 1];
+	return NULL;
+}
+
 /* GX_REQ_AGG: aggregate every tuple of the batch into the batch's table. */
 static void
 cpu_agg(GxBatch *batch)
@@ -132,22 +141,19 @@ cpu_agg(GxBatch *batch)
 	const GxPageRef *refs = gx_batch_pages(batch);
 	const GxProgram *prog = (const GxProgram *) ((const char *) batch + batch->program_offset);
 	const GxAggSpec *spec = (const GxAggSpec *) ((const char *) prog + TYPEALIGN(16, prog->length));
-	GxAggTable *table = NULL;
+	GxAggTable *table = cpu_table_of(batch->task_id);
 	GxJoinTables *jtables = NULL;
 	const GxJoinSpec *jspec = NULL;
 	uint32		match[GX_JOIN_MAX_DEPTH];
 	GxDatum		regs[GX_MAX_REGS];
 	unsigned char keybuf[GX_AGG_MAX_KEYS * (8 + GX_KEY_TEXT_MAX)];
 
-	if (batch->task_id >= 1 && batch->task_id <= CPU_MAX_TABLES)
-		table = cpu_tables[batch->task_id - 1];
 	if (table == NULL || !gx_program_ok(prog, batch->program_len))
 		elog(ERROR, "gpuext: malformed aggregation batch");
 	/* fused with a join: arg2 names the join tables, their spec follows ours */
 	if (batch->arg2 != 0)
 	{
-		if (batch->arg2 <= CPU_MAX_TABLES)
-			jtables = (GxJoinTables *) cpu_tables[batch->arg2 - 1];
+		jtables = cpu_table_of(batch->arg2);
 		jspec = (const GxJoinSpec *) ((const char *) spec + TYPEALIGN(16, sizeof(GxAggSpec)));
 		if (jtables == NULL || jspec->ndepths == 0 || jspec->ndepths > GX_JOIN_MAX_DEPTH ||
 			jtables->ndepths != jspec->ndepths)
@@ -185,12 +191,10 @@ cpu_join(GxBatch *batch)
 	const GxPageRef *refs = gx_batch_pages(batch);
 	const GxProgram *prog = (const GxProgram *) ((const char *) batch + batch->program_offset);
 	const GxJoinSpec *spec = (const GxJoinSpec *) ((const char *) prog + TYPEALIGN(16, prog->length));
-	GxJoinTables *tables = NULL;
+	GxJoinTables *tables = cpu_table_of(batch->task_id);
 	uint32		stride = gx_join_out_per_page(spec->ndepths);
 	GxDatum		regs[GX_MAX_REGS];
 
-	if (batch->task_id >= 1 && batch->task_id <= CPU_MAX_TABLES)
-		tables = (GxJoinTables *) cpu_tables[batch->task_id - 1];
 	if (tables == NULL || !gx_program_ok(prog, batch->program_len) ||
 		spec->ndepths == 0 || spec->ndepths > GX_JOIN_MAX_DEPTH ||
 		tables->ndepths != spec->ndepths)

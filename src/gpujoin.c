@@ -1174,41 +1174,6 @@ datum_to_register(GpuJoinDepth *jd, int k, Datum value, GxDatum *r)
 	return true;
 }
 
-/* The device value class of a stored inner column's type, or 0. */
-static int
-value_class(Oid type)
-{
-	switch (getBaseType(type))
-	{
-		case BOOLOID:
-			return GX_TYPE_BOOL;
-		case INT2OID:
-			return GX_TYPE_INT2;
-		case INT4OID:
-			return GX_TYPE_INT4;
-		case INT8OID:
-			return GX_TYPE_INT8;
-		case FLOAT4OID:
-			return GX_TYPE_FLOAT4;
-		case FLOAT8OID:
-			return GX_TYPE_FLOAT8;
-		case NUMERICOID:
-			return GX_TYPE_NUMERIC;
-		case DATEOID:
-			return GX_TYPE_DATE;
-		case TIMESTAMPOID:
-		case TIMESTAMPTZOID:
-			return GX_TYPE_TIMESTAMP;
-		case TEXTOID:
-		case VARCHAROID:
-			return GX_TYPE_TEXT;
-		case BPCHAROID:
-			return GX_TYPE_BPCHAR;
-		default:
-			return 0;
-	}
-}
-
 /*
  * An inner column's value as a stored register image (text bytes appended
  * to 'texts', their offset in text_off for now); false when the device
@@ -2241,7 +2206,7 @@ gx_gpujoin_inner_key_class(Path *joinpath, Expr *key)
 		if (gp->depths[d].jointype != JOIN_INNER && gp->depths[d].jointype != JOIN_LEFT)
 			continue;
 		if (list_member(gp->depths[d].inner_path->pathtarget->exprs, key))
-			return value_class(exprType((Node *) key));
+			return gx_type_class(exprType((Node *) key));
 	}
 	return 0;
 }
@@ -2394,7 +2359,7 @@ gx_fused_join_begin(List *priv, List *inner_plans, EState *estate, int eflags,
 
 			fj->payload_depth[fj->npayload] = lfirst_int(lc1);
 			fj->payload_col[fj->npayload] = jd->nvalues;
-			fj->payload_type[fj->npayload] = value_class(type);
+			fj->payload_type[fj->npayload] = gx_type_class(type);
 			jd->value_attno[jd->nvalues] = lfirst_int(lc2);
 			jd->value_type[jd->nvalues] = type;
 			jd->nvalues++;

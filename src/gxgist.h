@@ -118,6 +118,7 @@ extern int64 gxg_getbitmap(IndexScanDesc scan, TIDBitmap *tbm);
 extern void gxg_endscan(IndexScanDesc scan);
 extern ItemPointerData *gxg_search(Relation index, const GxRtQuery *queries,
 								   int nqueries, int nkeys, int64 *ntids);
+extern void gxg_query_of(Datum arg, Oid argtype, int strategy, int key, GxRtQuery *q);
 
 /* gxgist_batch.c */
 extern GxRtPair *gxg_walk(Relation index, const GxRtQuery *drive, uint32 ndrive,

@@ -51,7 +51,6 @@
 #include "optimizer/pathnode.h"
 #include "optimizer/paths.h"
 #include "optimizer/restrictinfo.h"
-#include "optimizer/tlist.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
 #include "utils/lsyscache.h"
@@ -59,13 +58,15 @@
 #include "utils/rel.h"
 #include "utils/ruleutils.h"
 
+#include "batchjoin.h"
 #include "gxgist.h"
 
 static bool gxg_enable_join = true;
 static int	gxg_join_batch = 1024;
 static set_join_pathlist_hook_type prev_set_join_pathlist_hook = NULL;
 
-/* custom_private of the plan: these Integer nodes, then the source map */
+/* custom_private of the plan: these Integer nodes, then the source map
+ * (two integer lists: from_inner, attnos; see batchjoin_scan_tlist) */
 enum
 {
 	GXJ_INDEX_OID,
@@ -74,7 +75,8 @@ enum
 	GXJ_ARGTYPE,
 	GXJ_OPNO,
 	GXJ_ATTNO,
-	GXJ_NFIXED
+	GXJ_FROM_INNER,
+	GXJ_ATTNOS
 };
 
 typedef struct GxgJoinState
@@ -85,10 +87,7 @@ typedef struct GxgJoinState
 	ExprState  *key;
 	int			strategy;
 	Oid			argtype;
-	int			natts;			/* columns of the scan tuple */
-	int		   *src_inner;		/* per column: true = inner heap tuple */
-	int		   *src_att;		/* per column: attribute number in its source */
-	int			inner_maxatt;
+	BatchJoinColumns cols;		/* where each scan tuple column comes from */
 	TupleTableSlot *outer_slot; /* an outer row of the batch */
 	TupleTableSlot *heap_slot;	/* an inner row */
 	IndexFetchTableData *fetch;
@@ -129,24 +128,6 @@ static const CustomExecMethods gxg_join_exec_methods = {
 	.ReScanCustomScan = gxg_join_rescan,
 	.ExplainCustomScan = gxg_join_explain,
 };
-
-/* Is every Var of node a plain column (no placeholders, no system or
- * whole-row columns)? */
-static bool
-gxg_join_vars_ok(Node *node)
-{
-	List	   *vars = pull_var_clause(node, PVC_INCLUDE_PLACEHOLDERS);
-	ListCell   *lc;
-
-	foreach(lc, vars)
-	{
-		Var		   *v = lfirst(lc);
-
-		if (!IsA(v, Var) || v->varlevelsup != 0 || v->varattno <= 0)
-			return false;
-	}
-	return true;
-}
 
 /*
  * The index probe of a join clause: inner.col OP outer_expr (or commuted),
@@ -271,9 +252,9 @@ gxg_join_pathlist(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
 		return;
 
 	/* plain columns only, and every outer column in the outer path's output */
-	if (!gxg_join_vars_ok((Node *) joinrel->reltarget->exprs) ||
-		!gxg_join_vars_ok((Node *) extract_actual_clauses(host_rinfos, false)) ||
-		!gxg_join_vars_ok((Node *) outer_expr))
+	if (!batchjoin_vars_ok((Node *) joinrel->reltarget->exprs) ||
+		!batchjoin_vars_ok((Node *) extract_actual_clauses(host_rinfos, false)) ||
+		!batchjoin_vars_ok((Node *) outer_expr))
 		return;
 	{
 		List	   *vars = pull_var_clause((Node *) list_make3(joinrel->reltarget->exprs,
@@ -302,29 +283,17 @@ gxg_join_pathlist(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
 										(double) index->pages, root);
 	cost_qual_eval(&qcost, host_rinfos, root);
 
-	cpath = makeNode(CustomPath);
-	cpath->path.pathtype = T_CustomScan;
-	cpath->path.parent = joinrel;
-	cpath->path.pathtarget = joinrel->reltarget;
-	cpath->path.param_info = NULL;
-	cpath->path.parallel_aware = false;
-	cpath->path.parallel_safe = false;
-	cpath->path.parallel_workers = 0;
-	cpath->path.rows = joinrel->rows;
+	cpath = batchjoin_make_path(joinrel, outer_path, &gxg_join_path_methods);
 	cpath->path.startup_cost = outer_path->startup_cost + qcost.startup;
 	cpath->path.total_cost = outer_path->total_cost + qcost.startup
 		+ outer_rows * per_probe
 		+ pages_fetched * random_page_cost
 		+ joinrel->rows * (cpu_tuple_cost + cpu_index_tuple_cost + qcost.per_tuple)
 		+ joinrel->rows * joinrel->reltarget->cost.per_tuple;
-	cpath->path.pathkeys = NIL;
-	cpath->flags = 0;
-	cpath->custom_paths = list_make1(outer_path);
 	cpath->custom_private = list_make4(key_rinfo, host_rinfos, outer_expr,
 									   lappend_int(list_make4_int(strategy, (int) opno, attno,
 																  (int) index->indexoid),
 												   (int) innerrel->relid));
-	cpath->methods = &gxg_join_path_methods;
 	add_path(joinrel, &cpath->path);
 }
 
@@ -333,7 +302,7 @@ static Plan *
 gxg_join_plan(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 			  List *tlist, List *clauses, List *custom_plans)
 {
-	CustomScan *cscan = makeNode(CustomScan);
+	CustomScan *cscan;
 	Plan	   *outer_plan = linitial(custom_plans);
 	List	   *host_rinfos = lsecond(best_path->custom_private);
 	Expr	   *outer_expr = lthird(best_path->custom_private);
@@ -341,10 +310,10 @@ gxg_join_plan(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 	Oid			indexoid = (Oid) list_nth_int(ints, 3);
 	Oid			heapoid = IndexGetRelation(indexoid, false);
 	List	   *host_quals = extract_actual_clauses(host_rinfos, false);
-	List	   *vars;
-	List	   *scan_tlist = NIL;
+	List	   *scan_tlist;
+	List	   *from_inner;
+	List	   *attnos;
 	List	   *priv;
-	ListCell   *lc;
 	Index		inner_relid = (Index) list_nth_int(ints, 4);
 
 	priv = list_make1(makeInteger((int) indexoid));
@@ -358,57 +327,15 @@ gxg_join_plan(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 	priv = lappend(priv, makeInteger(list_nth_int(ints, 2)));
 
 	/* the scan tuple: every Var needed, outer ones from the outer plan */
-	vars = pull_var_clause((Node *) list_make3(tlist, host_quals, outer_expr), 0);
-	foreach(lc, vars)
-	{
-		Var		   *v = lfirst(lc);
-		ListCell   *lc2;
-		bool		dup = false;
+	scan_tlist = batchjoin_scan_tlist((Node *) list_make3(tlist, host_quals, outer_expr),
+									  inner_relid, outer_plan, "GistJoin",
+									  &from_inner, &attnos);
+	priv = lappend(priv, from_inner);
+	priv = lappend(priv, attnos);
 
-		foreach(lc2, scan_tlist)
-			if (equal(((TargetEntry *) lfirst(lc2))->expr, v))
-				dup = true;
-		if (dup)
-			continue;
-		scan_tlist = lappend(scan_tlist,
-							 makeTargetEntry((Expr *) copyObject(v),
-											 list_length(scan_tlist) + 1, NULL, false));
-		if (v->varno == inner_relid)
-		{
-			priv = lappend(priv, makeInteger(1));
-			priv = lappend(priv, makeInteger(v->varattno));
-		}
-		else
-		{
-			int			pos = 0;
-
-			foreach(lc2, outer_plan->targetlist)
-			{
-				TargetEntry *tle = lfirst(lc2);
-
-				if (equal(tle->expr, v))
-				{
-					pos = tle->resno;
-					break;
-				}
-			}
-			if (pos == 0)
-				elog(ERROR, "GistJoin: outer column not in the outer plan's output");
-			priv = lappend(priv, makeInteger(0));
-			priv = lappend(priv, makeInteger(pos));
-		}
-	}
-
-	cscan->scan.plan.targetlist = tlist;
-	cscan->scan.plan.qual = host_quals;
-	cscan->scan.scanrelid = 0;
-	cscan->flags = best_path->flags;
-	cscan->custom_plans = custom_plans;
-	cscan->custom_exprs = list_make1(outer_expr);
+	cscan = batchjoin_make_plan(rel, best_path, tlist, host_quals, outer_expr,
+								custom_plans, scan_tlist, &gxg_join_plan_methods);
 	cscan->custom_private = priv;
-	cscan->custom_scan_tlist = scan_tlist;
-	cscan->custom_relids = rel->relids;
-	cscan->methods = &gxg_join_plan_methods;
 	(void) clauses;
 	return &cscan->scan.plan;
 }
@@ -440,17 +367,8 @@ gxg_join_begin(CustomScanState *node, EState *estate, int eflags)
 	js->strategy = intVal(list_nth(priv, GXJ_STRATEGY));
 	js->argtype = (Oid) intVal(list_nth(priv, GXJ_ARGTYPE));
 	js->key = ExecInitExpr(linitial(cscan->custom_exprs), &node->ss.ps);
-	js->natts = (list_length(priv) - GXJ_NFIXED) / 2;
-	js->src_inner = palloc(Max(js->natts, 1) * sizeof(int));
-	js->src_att = palloc(Max(js->natts, 1) * sizeof(int));
-	js->inner_maxatt = 0;
-	for (int i = 0; i < js->natts; i++)
-	{
-		js->src_inner[i] = intVal(list_nth(priv, GXJ_NFIXED + 2 * i));
-		js->src_att[i] = intVal(list_nth(priv, GXJ_NFIXED + 2 * i + 1));
-		if (js->src_inner[i])
-			js->inner_maxatt = Max(js->inner_maxatt, js->src_att[i]);
-	}
+	batchjoin_columns_init(&js->cols, list_nth(priv, GXJ_FROM_INNER),
+						   list_nth(priv, GXJ_ATTNOS));
 	js->outer_slot = ExecInitExtraTupleSlot(estate, ExecGetResultType(outer),
 											&TTSOpsMinimalTuple);
 	js->heap_slot = table_slot_create(js->heap, &estate->es_tupleTable);
@@ -465,33 +383,7 @@ gxg_join_begin(CustomScanState *node, EState *estate, int eflags)
 static TupleTableSlot *
 gxg_join_fill(GxgJoinState *js, TupleTableSlot *outer, TupleTableSlot *inner)
 {
-	TupleTableSlot *scan = js->css.ss.ss_ScanTupleSlot;
-
-	ExecClearTuple(scan);
-	slot_getallattrs(outer);
-	if (inner)
-		slot_getsomeattrs(inner, js->inner_maxatt);
-	for (int i = 0; i < js->natts; i++)
-	{
-		int			a = js->src_att[i] - 1;
-
-		if (!js->src_inner[i])
-		{
-			scan->tts_values[i] = outer->tts_values[a];
-			scan->tts_isnull[i] = outer->tts_isnull[a];
-		}
-		else if (inner)
-		{
-			scan->tts_values[i] = inner->tts_values[a];
-			scan->tts_isnull[i] = inner->tts_isnull[a];
-		}
-		else
-		{
-			scan->tts_values[i] = (Datum) 0;
-			scan->tts_isnull[i] = true;
-		}
-	}
-	return ExecStoreVirtualTuple(scan);
+	return batchjoin_fill(&js->cols, js->css.ss.ss_ScanTupleSlot, outer, inner);
 }
 
 /* Read a batch of outer rows, probe the index with their keys */
@@ -513,7 +405,6 @@ gxg_join_load_batch(GxgJoinState *js)
 		TupleTableSlot *slot = ExecProcNode(outer);
 		Datum		key;
 		bool		isnull;
-		GxRtQuery  *q;
 
 		if (TupIsNull(slot))
 		{
@@ -525,25 +416,7 @@ gxg_join_load_batch(GxgJoinState *js)
 		key = ExecEvalExprSwitchContext(js->key, econtext, &isnull);
 		if (isnull)
 			continue;			/* every operator is strict */
-		q = &js->queries[nq];
-		if (js->argtype == POINTOID)
-		{
-			Point	   *p = DatumGetPointP(key);
-
-			q->xlo = q->xhi = p->x;
-			q->ylo = q->yhi = p->y;
-		}
-		else
-		{
-			BOX		   *b = DatumGetBoxP(key);
-
-			q->xlo = b->low.x;
-			q->ylo = b->low.y;
-			q->xhi = b->high.x;
-			q->yhi = b->high.y;
-		}
-		q->strategy = js->strategy;
-		q->key = 0;
+		gxg_query_of(key, js->argtype, js->strategy, 0, &js->queries[nq]);
 		old = MemoryContextSwitchTo(js->batch_ctx);
 		js->outer_rows[nq] = ExecCopySlotMinimalTuple(slot);
 		MemoryContextSwitchTo(old);
@@ -570,18 +443,12 @@ gxg_join_next(ScanState *ss)
 		{
 			GxRtPair   *p = &js->pairs[js->next++];
 			ItemPointerData tid;
-			bool		call_again = false;
-			bool		all_dead = false;
 
 			CHECK_FOR_INTERRUPTS();
 			ItemPointerSet(&tid, p->blk, p->off);
 			/* pairs are in TID order: a row is fetched once for all its probes */
 			if (js->next == 1 || p->blk != p[-1].blk || p->off != p[-1].off)
-			{
-				ExecClearTuple(js->heap_slot);
-				js->found = table_index_fetch_tuple(js->fetch, &tid, snapshot, js->heap_slot,
-													&call_again, &all_dead);
-			}
+				js->found = batchjoin_fetch_inner(js->fetch, &tid, snapshot, js->heap_slot);
 			if (!js->found)
 				continue;
 			ExecStoreMinimalTuple(js->outer_rows[p->query], js->outer_slot, false);

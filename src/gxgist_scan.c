@@ -103,8 +103,11 @@ gxg_endscan(IndexScanDesc scan)
 	pfree(so);
 }
 
-/* The query of one key argument: a box, or a point as a degenerate box */
-static void
+/*
+ * The query of one key argument: a box, or a point as a degenerate box
+ * (index scans and GistJoin's batches build their queries alike)
+ */
+void
 gxg_query_of(Datum arg, Oid argtype, int strategy, int key, GxRtQuery *q)
 {
 	if (argtype == POINTOID)

@@ -392,6 +392,29 @@ ptree_page_is_live(Page page, uint32 gen)
 }
 
 /*
+ * Is this page a leaf of the live index of generation gen?
+ */
+bool
+ptree_page_is_live_leaf(Page page, uint32 gen)
+{
+	return ptree_page_is_live(page, gen) && PtreePageGetOpaque(page)->type == PTREE_LEAF;
+}
+
+/*
+ * ERROR unless block blkno (its image page) is a leaf of the live index of
+ * generation gen: readers that hold the structure still find corruption
+ */
+void
+ptree_check_live_leaf(Relation index, Page page, BlockNumber blkno, uint32 gen)
+{
+	if (!ptree_page_is_live_leaf(page, gen))
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("gpuext_ptree index \"%s\": block %u is not a leaf of the live structure",
+						RelationGetRelationName(index), blkno)));
+}
+
+/*
  * An exclusively locked page to write: a free page whose generation is
  * neither live_gen nor new_gen (the one being written), or a new block.
  * The caller holds the metapage exclusively and initializes the page.

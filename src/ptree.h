@@ -135,6 +135,8 @@ extern PtreeTuple ptree_form_tuple(const PtreeKey *key, ItemPointer tids, int nt
 extern void ptree_tuple_key(PtreeTuple tup, PtreeKey *key);
 extern void ptree_fill_metapage(Page page, Oid keytype);
 extern bool ptree_page_is_live(Page page, uint32 gen);
+extern bool ptree_page_is_live_leaf(Page page, uint32 gen);
+extern void ptree_check_live_leaf(Relation index, Page page, BlockNumber blkno, uint32 gen);
 
 /* ptree_build.c */
 extern IndexBuildResult *ptreebuild(Relation heap, Relation index, struct IndexInfo *indexInfo);

@@ -446,11 +446,7 @@ ptree_rewrite(Relation index, Buffer metabuf, PtreeEntry *entries, Size nentries
 		LockBuffer(buf, BUFFER_LOCK_SHARE);
 		memcpy(leafcopy, BufferGetPage(buf), BLCKSZ);
 		UnlockReleaseBuffer(buf);
-		if (!ptree_page_is_live(page, meta->gen) || PtreePageGetOpaque(page)->type != PTREE_LEAF)
-			ereport(ERROR,
-					(errcode(ERRCODE_INDEX_CORRUPTED),
-					 errmsg("gpuext_ptree index \"%s\": block %u is not a leaf of the live structure",
-							RelationGetRelationName(index), blkno)));
+		ptree_check_live_leaf(index, page, blkno, meta->gen);
 		maxoff = PageGetMaxOffsetNumber(page);
 		for (off = FirstOffsetNumber; off <= maxoff; off++)
 		{

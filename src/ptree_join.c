@@ -40,7 +40,6 @@
 #include "optimizer/pathnode.h"
 #include "optimizer/paths.h"
 #include "optimizer/restrictinfo.h"
-#include "optimizer/tlist.h"
 #include "parser/parsetree.h"
 #include "utils/guc.h"
 #include "utils/lsyscache.h"
@@ -48,6 +47,7 @@
 #include "utils/rel.h"
 #include "utils/ruleutils.h"
 
+#include "batchjoin.h"
 #include "gpuext.h"
 #include "ptree.h"
 
@@ -73,9 +73,7 @@ typedef struct PtreeJoinState
 	Oid			keytype;
 	Oid			argtype;
 	ExprState  *keyexpr;
-	int			natts;
-	int		   *source;
-	int		   *attno;
+	BatchJoinColumns cols;		/* where each scan tuple column comes from */
 	TupleTableSlot *heapslot;
 	TupleTableSlot *outerslot;	/* a batch's outer row, deformed */
 	IndexFetchTableData *fetch;
@@ -200,27 +198,6 @@ ptree_join_clause(RestrictInfo *rinfo, IndexOptInfo *index, Relids outer_relids,
 }
 
 /*
- * Are all Vars in node user columns of this query level (no system or
- * whole-row columns, no placeholders)?
- */
-static bool
-ptree_join_vars_ok(Node *node)
-{
-	List	   *vars = pull_var_clause(node, PVC_INCLUDE_PLACEHOLDERS | PVC_RECURSE_AGGREGATES |
-									   PVC_RECURSE_WINDOWFUNCS);
-	ListCell   *lc;
-
-	foreach(lc, vars)
-	{
-		Var		   *v = (Var *) lfirst(lc);
-
-		if (!IsA(v, Var) || v->varattno <= 0 || v->varlevelsup != 0)
-			return false;
-	}
-	return true;
-}
-
-/*
  * The clauses of a list of RestrictInfos, pseudoconstant ones included
  */
 static List *
@@ -262,9 +239,9 @@ ptree_join_add_paths(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerre
 	if (outer_path == NULL || outer_path->param_info != NULL)
 		return;
 	/* every column the join passes on must be a plain user column */
-	if (!ptree_join_vars_ok((Node *) joinrel->reltarget->exprs) ||
-		!ptree_join_vars_ok((Node *) ptree_join_clauses(extra->restrictlist)) ||
-		!ptree_join_vars_ok((Node *) ptree_join_clauses(innerrel->baserestrictinfo)))
+	if (!batchjoin_vars_ok((Node *) joinrel->reltarget->exprs) ||
+		!batchjoin_vars_ok((Node *) ptree_join_clauses(extra->restrictlist)) ||
+		!batchjoin_vars_ok((Node *) ptree_join_clauses(innerrel->baserestrictinfo)))
 		return;
 	/* no row-level security or security barrier quals to keep in order */
 	foreach(lc, innerrel->baserestrictinfo)
@@ -301,16 +278,7 @@ ptree_join_add_paths(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerre
 				if (lfirst(lc3) != rinfo)
 					quals = lappend(quals, lfirst(lc3));
 
-			cpath = makeNode(CustomPath);
-			cpath->path.pathtype = T_CustomScan;
-			cpath->path.parent = joinrel;
-			cpath->path.pathtarget = joinrel->reltarget;
-			cpath->path.param_info = NULL;
-			cpath->path.parallel_aware = false;
-			cpath->path.parallel_safe = false;
-			cpath->path.parallel_workers = 0;
-			cpath->path.rows = join_rows;
-			cpath->path.pathkeys = NIL;
+			cpath = batchjoin_make_path(joinrel, outer_path, &ptree_join_path_methods);
 			/*
 			 * Cost: the outer path, a lookup per outer row in the mirror
 			 * (a few dependent reads: the cost of an operator), the
@@ -324,27 +292,12 @@ ptree_join_add_paths(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerre
 				heap_pages * random_page_cost +
 				join_rows * (cpu_tuple_cost + cpu_operator_cost * (1 + list_length(quals))) +
 				index->pages * seq_page_cost;	/* the mirror's build, amortized once */
-			cpath->flags = 0;
-			cpath->custom_paths = list_make1(outer_path);
 			cpath->custom_private = list_make3(makeInteger((int) index->indexoid),
 											   makeInteger((int) argtype),
 											   list_make2(outer_expr, quals));
-			cpath->methods = &ptree_join_path_methods;
 			add_path(joinrel, &cpath->path);
 		}
 	}
-}
-
-/*
- * Add the Vars of node (those of relids) to a target list, once each
- */
-static List *
-ptree_join_add_vars(List *tlist, Node *node)
-{
-	List	   *vars = pull_var_clause(node, PVC_RECURSE_PLACEHOLDERS | PVC_RECURSE_AGGREGATES |
-									   PVC_RECURSE_WINDOWFUNCS);
-
-	return add_to_flat_tlist(tlist, vars);
 }
 
 /*
@@ -354,14 +307,14 @@ static Plan *
 ptree_join_plan(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 				List *tlist, List *clauses, List *custom_plans)
 {
-	CustomScan *cscan = makeNode(CustomScan);
+	CustomScan *cscan;
 	Plan	   *outer_plan = linitial(custom_plans);
 	List	   *exprs = lthird(best_path->custom_private);
 	Expr	   *outer_expr = linitial(exprs);
 	List	   *quals = NIL;
-	List	   *scan_tlist = NIL;
-	List	   *sources = NIL;
-	List	   *attnos = NIL;
+	List	   *scan_tlist;
+	List	   *sources;
+	List	   *attnos;
 	RelOptInfo *innerrel = NULL;
 	ListCell   *lc;
 	Index		inner_relid;
@@ -393,44 +346,15 @@ ptree_join_plan(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 	quals = list_concat(ptree_join_clauses(lsecond(exprs)),
 						ptree_join_clauses(innerrel->baserestrictinfo));
 
-	scan_tlist = ptree_join_add_vars(scan_tlist, (Node *) tlist);
-	scan_tlist = ptree_join_add_vars(scan_tlist, (Node *) quals);
-	scan_tlist = ptree_join_add_vars(scan_tlist, (Node *) outer_expr);
-	foreach(lc, scan_tlist)
-	{
-		TargetEntry *tle = (TargetEntry *) lfirst(lc);
-		Var		   *var = (Var *) tle->expr;
+	scan_tlist = batchjoin_scan_tlist((Node *) list_make3(tlist, quals, outer_expr),
+									  inner_relid, outer_plan, "PtreeBatchJoin",
+									  &sources, &attnos);
 
-		if (!IsA(var, Var) || var->varattno <= 0)
-			elog(ERROR, "PtreeBatchJoin: unexpected scan column");
-		if (var->varno == inner_relid)
-		{
-			sources = lappend_int(sources, 1);
-			attnos = lappend_int(attnos, var->varattno);
-		}
-		else
-		{
-			TargetEntry *otle = tlist_member((Expr *) var, outer_plan->targetlist);
-
-			if (otle == NULL)
-				elog(ERROR, "PtreeBatchJoin: outer column not in the outer plan's output");
-			sources = lappend_int(sources, 0);
-			attnos = lappend_int(attnos, otle->resno);
-		}
-	}
-
-	cscan->scan.plan.targetlist = tlist;
-	cscan->scan.plan.qual = quals;
-	cscan->scan.scanrelid = 0;
-	cscan->flags = best_path->flags;
-	cscan->custom_plans = custom_plans;
-	cscan->custom_exprs = list_make1(outer_expr);
+	cscan = batchjoin_make_plan(rel, best_path, tlist, quals, outer_expr,
+								custom_plans, scan_tlist, &ptree_join_plan_methods);
 	cscan->custom_private = list_make4(linitial(best_path->custom_private),
 									   lsecond(best_path->custom_private),
 									   sources, attnos);
-	cscan->custom_scan_tlist = scan_tlist;
-	cscan->custom_relids = rel->relids;
-	cscan->methods = &ptree_join_plan_methods;
 	/* the inner relation's OID, for the executor */
 	cscan->custom_private = lappend(cscan->custom_private,
 									makeInteger((int) planner_rt_fetch(inner_relid, root)->relid));
@@ -461,9 +385,6 @@ ptree_join_begin(CustomScanState *node, EState *estate, int eflags)
 	List	   *attnos = lfourth(cscan->custom_private);
 	Oid			heapoid = (Oid) intVal(list_nth(cscan->custom_private, 4));
 	Plan	   *outer_plan = linitial(cscan->custom_plans);
-	ListCell   *lc,
-			   *lc2;
-	int			i = 0;
 
 	outerPlanState(node) = ExecInitNode(outer_plan, estate, eflags);
 	pj->index = index_open((Oid) intVal(linitial(cscan->custom_private)), AccessShareLock);
@@ -471,15 +392,7 @@ ptree_join_begin(CustomScanState *node, EState *estate, int eflags)
 	pj->keytype = pj->index->rd_opcintype[0];
 	pj->argtype = (Oid) intVal(lsecond(cscan->custom_private));
 	pj->keyexpr = ExecInitExpr(linitial(cscan->custom_exprs), &node->ss.ps);
-	pj->natts = list_length(sources);
-	pj->source = palloc(sizeof(int) * Max(pj->natts, 1));
-	pj->attno = palloc(sizeof(int) * Max(pj->natts, 1));
-	forboth(lc, sources, lc2, attnos)
-	{
-		pj->source[i] = lfirst_int(lc);
-		pj->attno[i] = lfirst_int(lc2);
-		i++;
-	}
+	batchjoin_columns_init(&pj->cols, sources, attnos);
 	pj->heapslot = table_slot_create(pj->heap, NULL);
 	pj->outerslot = MakeSingleTupleTableSlot(ExecGetResultType(outerPlanState(node)),
 											 &TTSOpsMinimalTuple);
@@ -498,23 +411,8 @@ ptree_join_begin(CustomScanState *node, EState *estate, int eflags)
 static void
 ptree_join_fill(PtreeJoinState *pj, bool inner)
 {
-	TupleTableSlot *scan = pj->css.ss.ss_ScanTupleSlot;
-	int			i;
-
-	ExecClearTuple(scan);
-	for (i = 0; i < pj->natts; i++)
-	{
-		if (pj->source[i] == 0)
-			scan->tts_values[i] = slot_getattr(pj->outerslot, pj->attno[i], &scan->tts_isnull[i]);
-		else if (inner)
-			scan->tts_values[i] = slot_getattr(pj->heapslot, pj->attno[i], &scan->tts_isnull[i]);
-		else
-		{
-			scan->tts_values[i] = (Datum) 0;
-			scan->tts_isnull[i] = true;
-		}
-	}
-	ExecStoreVirtualTuple(scan);
+	batchjoin_fill(&pj->cols, pj->css.ss.ss_ScanTupleSlot, pj->outerslot,
+				   inner ? pj->heapslot : NULL);
 }
 
 /*
@@ -612,12 +510,9 @@ ptree_join_next(ScanState *ss)
 			while (pj->curtid < pj->tidoff[pj->cur + 1])
 			{
 				ItemPointerData tid = pj->tids[pj->curtid++];
-				bool		call_again = false;
-				bool		all_dead = false;
 
 				CHECK_FOR_INTERRUPTS();
-				if (table_index_fetch_tuple(pj->fetch, &tid, snapshot, pj->heapslot,
-											&call_again, &all_dead))
+				if (batchjoin_fetch_inner(pj->fetch, &tid, snapshot, pj->heapslot))
 				{
 					ptree_join_fill(pj, true);
 					return ss->ss_ScanTupleSlot;

@@ -155,19 +155,14 @@ ptree_mirror_build(Relation index, PtreeMetaData *meta, bool hold)
 			CHECK_FOR_INTERRUPTS();
 		LockBuffer(buf, BUFFER_LOCK_SHARE);
 		page = BufferGetPage(buf);
-		if ((!ptree_page_is_live(page, meta->gen) || PtreePageGetOpaque(page)->type != PTREE_LEAF) &&
-			!hold)
+		if (!hold && !ptree_page_is_live_leaf(page, meta->gen))
 		{
 			UnlockReleaseBuffer(buf);
 			MemoryContextSwitchTo(old);
 			MemoryContextDelete(tmp);
 			return NULL;
 		}
-		if (!ptree_page_is_live(page, meta->gen) || PtreePageGetOpaque(page)->type != PTREE_LEAF)
-			ereport(ERROR,
-					(errcode(ERRCODE_INDEX_CORRUPTED),
-					 errmsg("gpuext_ptree index \"%s\": block %u is not a leaf of the live structure",
-							RelationGetRelationName(index), blkno)));
+		ptree_check_live_leaf(index, page, blkno, meta->gen);
 		maxoff = PageGetMaxOffsetNumber(page);
 		for (o = FirstOffsetNumber; o <= maxoff; o++)
 		{

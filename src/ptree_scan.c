@@ -343,6 +343,26 @@ ptree_scan_page_ok(Relation index, PtreeScanOpaque so, Page page, BlockNumber bl
 }
 
 /*
+ * Read and share-lock block blkno for the scan, checked to be a page of
+ * type of generation gen (ptree_scan_page_ok); InvalidBuffer, nothing
+ * held, when it is not
+ */
+static Buffer
+ptree_scan_lock_page(Relation index, PtreeScanOpaque so, BlockNumber blkno,
+					 uint32 gen, uint16 type)
+{
+	Buffer		buf = ReadBuffer(index, blkno);
+
+	LockBuffer(buf, BUFFER_LOCK_SHARE);
+	if (!ptree_scan_page_ok(index, so, BufferGetPage(buf), blkno, gen, type))
+	{
+		UnlockReleaseBuffer(buf);
+		return InvalidBuffer;
+	}
+	return buf;
+}
+
+/*
  * The leaf where entries >= bound may begin: the child of the last
  * directory tuple whose key is < bound (or the first child) at each level;
  * InvalidBlockNumber if the structure changed
@@ -355,19 +375,15 @@ ptree_find_leaf(Relation index, PtreeScanOpaque so, PtreeMetaData *meta, const P
 
 	for (level = meta->levels; level > 1; level--)
 	{
-		Buffer		buf = ReadBuffer(index, blkno);
+		Buffer		buf = ptree_scan_lock_page(index, so, blkno, meta->gen, PTREE_INNER);
 		Page		page;
 		OffsetNumber lo,
 					hi,
 					found;
 
-		LockBuffer(buf, BUFFER_LOCK_SHARE);
-		page = BufferGetPage(buf);
-		if (!ptree_scan_page_ok(index, so, page, blkno, meta->gen, PTREE_INNER))
-		{
-			UnlockReleaseBuffer(buf);
+		if (!BufferIsValid(buf))
 			return InvalidBlockNumber;
-		}
+		page = BufferGetPage(buf);
 		/* binary search: the last tuple with key < bound */
 		lo = FirstOffsetNumber;
 		hi = PageGetMaxOffsetNumber(page);
@@ -418,14 +434,10 @@ ptree_scan_main(Relation index, PtreeScanOpaque so, PtreeMetaData *meta,
 
 		if (!so->hold)
 			CHECK_FOR_INTERRUPTS();
-		buf = ReadBuffer(index, blkno);
-		LockBuffer(buf, BUFFER_LOCK_SHARE);
-		page = BufferGetPage(buf);
-		if (!ptree_scan_page_ok(index, so, page, blkno, meta->gen, PTREE_LEAF))
-		{
-			UnlockReleaseBuffer(buf);
+		buf = ptree_scan_lock_page(index, so, blkno, meta->gen, PTREE_LEAF);
+		if (!BufferIsValid(buf))
 			return;
-		}
+		page = BufferGetPage(buf);
 		maxoff = PageGetMaxOffsetNumber(page);
 		for (off = FirstOffsetNumber; off <= maxoff; off++)
 		{
@@ -545,14 +557,10 @@ ptree_scan_delta(Relation index, PtreeScanOpaque so, PtreeMetaData *meta)
 
 		if (!so->hold)
 			CHECK_FOR_INTERRUPTS();
-		buf = ReadBuffer(index, blkno);
-		LockBuffer(buf, BUFFER_LOCK_SHARE);
-		page = BufferGetPage(buf);
-		if (!ptree_scan_page_ok(index, so, page, blkno, meta->gen, PTREE_DELTA))
-		{
-			UnlockReleaseBuffer(buf);
+		buf = ptree_scan_lock_page(index, so, blkno, meta->gen, PTREE_DELTA);
+		if (!BufferIsValid(buf))
 			return;
-		}
+		page = BufferGetPage(buf);
 		maxoff = PageGetMaxOffsetNumber(page);
 		for (off = FirstOffsetNumber; off <= maxoff; off++)
 		{
