@@ -41,6 +41,7 @@
 #include "utils/tuplestore.h"
 
 #include "gxgist.h"
+#include "indexopen.h"
 
 PG_FUNCTION_INFO_V1(gpuext_gist_probe);
 
@@ -305,7 +306,6 @@ gpuext_gist_probe(PG_FUNCTION_ARGS)
 	Oid			indexoid;
 	ArrayType  *arr;
 	char	   *op;
-	Oid			heapoid;
 	Relation	heap;
 	Relation	index;
 	AclResult	aclresult;
@@ -336,21 +336,10 @@ gpuext_gist_probe(PG_FUNCTION_ARGS)
 	arr = PG_GETARG_ARRAYTYPE_P(1);
 	op = text_to_cstring(PG_GETARG_TEXT_PP(2));
 
-	heapoid = IndexGetRelation(indexoid, true);
-	if (!OidIsValid(heapoid))
-		ereport(ERROR,
-				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
-				 errmsg("\"%s\" is not an index",
-						get_rel_name(indexoid) ? get_rel_name(indexoid) : "?")));
-	heap = table_open(heapoid, AccessShareLock);
-	aclresult = pg_class_aclcheck(heapoid, GetUserId(), ACL_SELECT);
+	index = gx_open_index_of_am(indexoid, "gpuext_gist", AccessShareLock, AccessShareLock, &heap);
+	aclresult = pg_class_aclcheck(RelationGetRelid(heap), GetUserId(), ACL_SELECT);
 	if (aclresult != ACLCHECK_OK)
 		aclcheck_error(aclresult, OBJECT_TABLE, RelationGetRelationName(heap));
-	index = index_open(indexoid, AccessShareLock);
-	if (index->rd_indam == NULL || index->rd_indam->ambuild != gxg_build)
-		ereport(ERROR,
-				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
-				 errmsg("\"%s\" is not a gpuext_gist index", RelationGetRelationName(index))));
 	if (!index->rd_index->indisvalid)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),

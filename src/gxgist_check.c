@@ -40,6 +40,7 @@
 #include "utils/rel.h"
 
 #include "gxgist.h"
+#include "indexopen.h"
 
 PG_FUNCTION_INFO_V1(gpuext_gist_check);
 
@@ -249,7 +250,6 @@ gpuext_gist_check(PG_FUNCTION_ARGS)
 {
 	Oid			indexoid;
 	bool		heapallindexed;
-	Oid			heapoid;
 	Relation	heap;
 	Relation	index;
 	LOCKMODE	heaplock;
@@ -271,19 +271,8 @@ gpuext_gist_check(PG_FUNCTION_ARGS)
 		elog(ERROR, "return type must be a row type");
 
 	/* the table first, then the index, as amcheck does */
-	heapoid = IndexGetRelation(indexoid, true);
-	if (!OidIsValid(heapoid))
-		ereport(ERROR,
-				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
-				 errmsg("\"%s\" is not an index",
-						get_rel_name(indexoid) ? get_rel_name(indexoid) : "?")));
 	heaplock = heapallindexed ? ShareLock : AccessShareLock;
-	heap = table_open(heapoid, heaplock);
-	index = index_open(indexoid, AccessShareLock);
-	if (index->rd_indam == NULL || index->rd_indam->ambuild != gxg_build)
-		ereport(ERROR,
-				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
-				 errmsg("\"%s\" is not a gpuext_gist index", RelationGetRelationName(index))));
+	index = gx_open_index_of_am(indexoid, "gpuext_gist", heaplock, AccessShareLock, &heap);
 	if (!index->rd_index->indisvalid)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),

@@ -30,6 +30,7 @@
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 
+#include "indexopen.h"
 #include "ptree.h"
 
 PG_FUNCTION_INFO_V1(gpuext_ptree_check);
@@ -424,11 +425,9 @@ gpuext_ptree_check(PG_FUNCTION_ARGS)
 {
 	Oid			indexoid;
 	bool		heapallindexed;
-	Oid			heapoid;
 	LOCKMODE	lockmode;
 	Relation	heaprel = NULL;
 	Relation	index;
-	Oid			amoid;
 	Buffer		metabuf;
 	PtreeMetaData meta;
 	PtreeCheckState cs;
@@ -444,23 +443,7 @@ gpuext_ptree_check(PG_FUNCTION_ARGS)
 	lockmode = heapallindexed ? ShareLock : AccessShareLock;
 
 	/* the table first, then the index, as other index users lock them */
-	heapoid = IndexGetRelation(indexoid, true);
-	if (OidIsValid(heapoid))
-		heaprel = table_open(heapoid, lockmode);
-	index = relation_open(indexoid, lockmode);
-	if (index->rd_rel->relkind != RELKIND_INDEX)
-		ereport(ERROR,
-				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
-				 errmsg("\"%s\" is not an index", RelationGetRelationName(index))));
-	amoid = get_index_am_oid("gpuext_ptree", false);
-	if (index->rd_rel->relam != amoid)
-		ereport(ERROR,
-				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
-				 errmsg("\"%s\" is not a gpuext_ptree index", RelationGetRelationName(index))));
-	if (heaprel == NULL || IndexGetRelation(indexoid, false) != heapoid)
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_TABLE),
-				 errmsg("could not open the table of index \"%s\"", RelationGetRelationName(index))));
+	index = gx_open_index_of_am(indexoid, "gpuext_ptree", lockmode, lockmode, &heaprel);
 	if (!superuser() && !pg_class_ownercheck(indexoid, GetUserId()))
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
