@@ -36,6 +36,14 @@ SELECT g, g % 500, 1 + g % 20, ((g * 37) % 100000) / 100.0, (g % 10) / 100.0,
   FROM generate_series(1, $ROWS) g;
 VACUUM FREEZE ANALYZE sales;
 SELECT pg_prewarm('sales');
+CREATE TABLE stores (store int, city text, opened date);
+INSERT INTO stores SELECT s, 'city ' || (s % 40), date '2015-01-01' + s FROM generate_series(0, 499) s;
+CREATE INDEX sales_store_ptree ON sales USING gpuext_ptree (store);
+CREATE TABLE areas (id int, area box);
+INSERT INTO areas SELECT g, box(point(g % 1000, g / 1000), point(g % 1000 + 2, g / 1000 + 2))
+  FROM generate_series(1, 100000) g;
+CREATE INDEX areas_gist ON areas USING gpuext_gist (area);
+ANALYZE stores, areas;
 EOF
 
 run() {
@@ -60,6 +68,28 @@ run "GpuAgg: GROUP BY fused with the scan (TPC-H Q1 shape)" \
   "SELECT region, count(*), sum(qty), sum(price * (1 - 0.05)), avg(price), min(sold), max(discount) FROM sales WHERE sold <= date '2024-10-01' GROUP BY region ORDER BY region"
 run "GpuAgg: many groups" \
   "SELECT store, count(*), sum(qty) FROM sales GROUP BY store ORDER BY 3 DESC LIMIT 3"
+run "GpuJoin + GpuAgg: the sales probe the stores in the same pass, only groups come back" \
+  "SELECT st.city, count(*), sum(s.qty) FROM sales s JOIN stores st ON st.store = s.store WHERE s.qty > 10 GROUP BY st.city ORDER BY 3 DESC LIMIT 3"
+# an index query as the planner chooses it, against a sequential scan
+run_index() {
+  local title=$1 q=$2
+  echo
+  echo "== $title"
+  echo "$q"
+  $P -c "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) $q"
+  for cfg in "the gpuext index|SET gpuext.enable_gpuscan = off" \
+             "sequential scan|SET enable_indexscan = off; SET enable_bitmapscan = off; SET gpuext.enabled = off"; do
+    name=${cfg%%|*}
+    sets=${cfg#*|}
+    ms=$($P -c "$sets" -c "\\timing on" -c "$q" -c "$q" 2>&1 | grep '^Time:' | tail -1 | awk '{print $2}')
+    printf '   %-40s %10s ms\n' "$name" "$ms"
+  done
+}
+
+run_index "gpuext_ptree: a batch of keys as = ANY (one batched lookup)" \
+  "SELECT count(*), sum(qty) FROM sales WHERE store = ANY ('{3,77,150,299,421}'::int[])"
+run_index "gpuext_gist: a batch of windows as && ANY (one level-by-level walk)" \
+  "SELECT count(*) FROM areas WHERE area && ANY (ARRAY(SELECT box(point(g * 9, g), point(g * 9 + 5, g + 5)) FROM generate_series(1, 100) g))"
 
 echo
 echo "== service counters"
