@@ -76,7 +76,7 @@ typedef struct GxAggFunc
 	int16_t		scale;			/* GX_AGG_SUM_NUMERIC: fixed scale */
 	uint16_t	filter_reg;		/* FILTER (WHERE ...) result, or GX_NO_REG */
 	uint8_t		neg_zero_init;	/* GX_AGG_SUM_FLOAT: start at -0.0 */
-	uint8_t		pad;
+	uint8_t		track_lsb;		/* GX_AGG_SUM_FLOAT: least bit of the inputs (sum(float4)) */
 } GxAggFunc;
 
 /* the aggregation a batch performs, after its program has run */
@@ -125,6 +125,7 @@ gx_agg_entry(GxAggTable *t, const GxAggSpec *spec, uint64_t i)
 #define GX_ACC_SQ_HI(p)		((uint64_t *) ((p) + 48))
 #define GX_ACC_SQ_ABSSUM(p) ((double *) ((p) + 56))	/* VARIANCE: the same in double */
 #define GX_ACC_MINSCALE(p)	((int32_t *) ((p) + 16))	/* MIN/MAX_NUMERIC: least input scale */
+#define GX_ACC_LSB(p)		((int32_t *) ((p) + 24))	/* SUM_FLOAT: least bit's exponent */
 
 /*
  * Sums that the device cannot vouch for: an int128 numeric sum (or sum of
@@ -370,6 +371,7 @@ gx_agg_init_entry(const GxAggSpec *spec, unsigned char *entry)
 				/* sum() starts from its first input (so -0 stays -0), avg() from +0 */
 				*GX_ACC_F64(acc) = f->neg_zero_init ? -0.0 : 0.0;
 				*GX_ACC_MAXABS(acc) = 0;
+				*GX_ACC_LSB(acc) = GX_INT32_MAX;
 				break;
 			case GX_AGG_MIN_INT:
 				*GX_ACC_I64(acc) = GX_INT64_MAX;
@@ -514,6 +516,28 @@ gx_acc_add_variance(unsigned char *acc, __int128 v)
 }
 
 /*
+ * The exponent of the least set bit of a finite, non-zero double given as
+ * the bits of its absolute value: the value is a multiple of 2^result.
+ * (A float4 sum of multiples of 2^e stays exact while it is below 2^(24+e).)
+ */
+GX_FUNC int32_t
+gx_lsb_exponent(uint64_t abs_bits)
+{
+	uint64_t	mant = abs_bits & ((UINT64_C(1) << 52) - 1);
+	int32_t		exp = (int32_t) (abs_bits >> 52);
+
+	if (exp == 0)
+		exp = 1;				/* subnormal: no implicit bit */
+	else
+		mant |= UINT64_C(1) << 52;
+#ifdef __CUDA_ARCH__
+	return exp - 1075 + (__ffsll((long long) mant) - 1);
+#else
+	return exp - 1075 + __builtin_ctzll(mant);
+#endif
+}
+
+/*
  * min/max of doubles in PostgreSQL's order (NaN above everything).  The
  * accumulator starts as GX_F64_EMPTY, a NaN pattern no input has (input
  * NaNs are canonical), which any value replaces.
@@ -611,6 +635,8 @@ gx_agg_accumulate(const GxAggSpec *spec, unsigned char *entry, const GxDatum *re
 					uint64_t	abs_bits = *(const uint64_t *) &r->v.f & ~(UINT64_C(1) << 63);
 
 					GX_MAX_U64(GX_ACC_MAXABS(acc), abs_bits);
+					if (f->track_lsb && abs_bits != 0)
+						GX_MIN_I32(GX_ACC_LSB(acc), gx_lsb_exponent(abs_bits));
 				}
 				break;
 			case GX_AGG_MIN_INT:
@@ -688,6 +714,7 @@ gx_agg_merge(const GxAggSpec *spec, unsigned char *dst, const unsigned char *src
 			case GX_AGG_SUM_FLOAT:
 				GX_ADD_F64(GX_ACC_F64(d), *(const double *) (s + 8));
 				GX_MAX_U64(GX_ACC_MAXABS(d), *(const uint64_t *) (s + 16));
+				GX_MIN_I32(GX_ACC_LSB(d), *(const int32_t *) (s + 24));
 				break;
 			case GX_AGG_MIN_INT:
 				GX_MIN_I64(GX_ACC_I64(d), *(const int64_t *) (s + 8));

@@ -27,6 +27,23 @@ SELECT gx_agg_diff($$SELECT g, sum(i2::int4) AS a, sum(i4::int8) AS b, sum(i2::n
 SELECT gx_agg_diff($$SELECT g, sum(i8 * 1000) AS a, sum(-i8) AS b, sum(n2 * n2) AS c, sum(n - n2) AS d FROM gx_agg GROUP BY g$$);
 SELECT gx_agg_diff($$SELECT g, sum(CASE WHEN b THEN n ELSE n2 END) AS a, sum(coalesce(n, 0.0001)) AS b, sum(abs(n2)) AS c FROM gx_agg GROUP BY g$$);
 
+-- sum(float4) gives float4: added in double on the device and rounded once
+-- (f4 is dyadic, so PostgreSQL's float4 additions are exact here too);
+-- inputs that could overflow a float4 partial sum run PostgreSQL's plan,
+-- which raises its own error
+SELECT gx_agg_diff($$SELECT k, sum(f4) AS a, sum(f4 * 2) AS b, sum(-f4) AS c FROM gx_agg GROUP BY k$$);
+SELECT gx_agg_diff($$SELECT sum(f4) AS a FROM gx_agg$$);
+SELECT gx_agg_diff($$SELECT g, sum(f4) FILTER (WHERE f4 > 100) AS a FROM gx_agg WHERE id < 0 GROUP BY g$$);
+CREATE TABLE gx_aggf4 (g int, v float4);
+INSERT INTO gx_aggf4 VALUES (1, 3e38), (1, 3e38), (2, '-0'), (2, '-0'), (3, 'Infinity'), (3, 1), (4, 'NaN'), (4, 2);
+SELECT gx_agg_diff($$SELECT g, sum(v) AS s FROM gx_aggf4 WHERE g > 1 GROUP BY g$$);
+SELECT gx_agg_diff($$SELECT g, sum(v) AS s FROM gx_aggf4 GROUP BY g$$);
+SET gpuext.force_offload = on;
+SELECT pg_typeof(sum(v)), sum(v) FROM gx_aggf4 WHERE g = 2;
+SELECT g, sum(v) FROM gx_aggf4 WHERE g > 1 GROUP BY g ORDER BY g;
+RESET gpuext.force_offload;
+DROP TABLE gx_aggf4;
+
 -- avg: integers and numeric give numeric, float4 and float8 give float8
 SELECT gx_agg_diff($$SELECT k, avg(i2) AS i2, avg(i4) AS i4, avg(i8) AS i8 FROM gx_agg GROUP BY k$$);
 SELECT gx_agg_diff($$SELECT k, avg(n) AS n, avg(n2) AS n2, avg(f4) AS f4, avg(f8) AS f8 FROM gx_agg GROUP BY k$$);

@@ -27,6 +27,9 @@
  */
 #include "gpuext.h"
 
+#include <float.h>
+#include <math.h>
+
 #include "access/table.h"
 #include "access/tableam.h"
 #include "catalog/pg_aggregate.h"
@@ -76,6 +79,7 @@ typedef enum GxAggFinal
 	GXF_SUM_TO_INT8,			/* sum(int2/int4): int8, NULL if no rows */
 	GXF_SUM_TO_NUMERIC,			/* sum(int8), sum(numeric): numeric */
 	GXF_SUM_TO_FLOAT8,			/* sum(float8) */
+	GXF_SUM_TO_FLOAT4,			/* sum(float4): added in double, rounded once */
 	GXF_AVG_TO_NUMERIC,			/* avg of integers and numeric: numeric_div(sum, n) */
 	GXF_AVG_TO_FLOAT8,			/* avg(float4/float8) */
 	GXF_MINMAX,					/* the value, in the input type */
@@ -98,6 +102,7 @@ static const GxAggDef gx_agg_defs[] = {
 	{F_SUM_INT8, GX_AGG_SUM_INT, GXF_SUM_TO_NUMERIC},
 	{F_SUM_NUMERIC, GX_AGG_SUM_NUMERIC, GXF_SUM_TO_NUMERIC},
 	{F_SUM_FLOAT8, GX_AGG_SUM_FLOAT, GXF_SUM_TO_FLOAT8},
+	{F_SUM_FLOAT4, GX_AGG_SUM_FLOAT, GXF_SUM_TO_FLOAT4},
 	{F_AVG_INT2, GX_AGG_SUM_INT, GXF_AVG_TO_NUMERIC},
 	{F_AVG_INT4, GX_AGG_SUM_INT, GXF_AVG_TO_NUMERIC},
 	{F_AVG_INT8, GX_AGG_SUM_INT, GXF_AVG_TO_NUMERIC},
@@ -965,7 +970,8 @@ build_agg_program(GpuAggState *gas)
 		f->reg = regs[in];
 		f->offset = off;
 		f->filter_reg = agg->aggfilter ? regs[in + 1] : GX_NO_REG;
-		f->neg_zero_init = (def->final == GXF_SUM_TO_FLOAT8);
+		f->neg_zero_init = (def->final == GXF_SUM_TO_FLOAT8 || def->final == GXF_SUM_TO_FLOAT4);
+		f->track_lsb = (def->final == GXF_SUM_TO_FLOAT4);
 		if (def->kind == GX_AGG_SUM_NUMERIC)
 		{
 			int			sc = numeric_scale_of(agg_input(agg));
@@ -1186,10 +1192,30 @@ aggregate_batches(GpuAggState *gas)
 }
 
 /*
+ * Would PostgreSQL's float4 additions (in scan order, rounding at each
+ * step) have given exactly the device's sum, rounded once?  Yes when every
+ * partial sum is a multiple of 2^e, the least bit of any input, below
+ * 2^(24+e): then each is a float4 and no addition rounds, in any order.
+ * The bound on a partial sum is max |v| times n.  Otherwise (or when a
+ * partial sum could overflow, an error there) PostgreSQL's plan runs.
+ */
+static bool
+float4_sum_is_exact(const unsigned char *acc)
+{
+	double		bound = *(const double *) GX_ACC_MAXABS(acc) * (double) *GX_ACC_N(acc);
+	int32		lsb = *(const int32 *) GX_ACC_LSB(acc);
+
+	if (lsb == PG_INT32_MAX)
+		return true;			/* only zeros, infinities or NaN */
+	return bound < FLT_MAX && bound < ldexp(1.0, 24 + lsb);
+}
+
+/*
  * Can every result of every group be trusted?  A numeric sum whose inputs'
  * magnitudes add up past GX_NUMERIC_SUM_LIMIT may have wrapped its
  * 128 bits; a float input beyond GX_FLOAT_INPUT_LIMIT may have made
- * PostgreSQL's own accumulation overflow (an error there); a numeric
+ * PostgreSQL's own accumulation overflow (an error there); a float4 sum
+ * PostgreSQL's float4 additions could have rounded; a numeric
  * min/max over inputs of different display scales does not know which
  * of two equal values PostgreSQL would return (1.5 or 1.50: it keeps the
  * later one, in scan order).
@@ -1217,6 +1243,9 @@ results_are_exact(GpuAggState *gas)
 				return false;
 			if (f->kind == GX_AGG_SUM_FLOAT &&
 				*(double *) GX_ACC_MAXABS(acc) >= GX_FLOAT_INPUT_LIMIT)
+				return false;
+			if (a < gas->naggs && gas->defs[a]->final == GXF_SUM_TO_FLOAT4 &&
+				!float4_sum_is_exact(acc))
 				return false;
 			if ((f->kind == GX_AGG_MIN_NUMERIC || f->kind == GX_AGG_MAX_NUMERIC) &&
 				*GX_ACC_N(acc) > 0 && *GX_ACC_MINSCALE(acc) != *GX_ACC_SCALE(acc))
@@ -1300,7 +1329,7 @@ fetch_groups(GpuAggState *gas)
 	}
 	if (!results_are_exact(gas))
 	{
-		gas->fallback_reason = "a result the device cannot vouch for (numeric or sum of squares near 10^38, a float input beyond 1e154, or numeric min/max over mixed display scales)";
+		gas->fallback_reason = "a result the device cannot vouch for (numeric or sum of squares near 10^38, a float input beyond 1e154, a float4 sum PostgreSQL would round, or numeric min/max over mixed display scales)";
 		return false;
 	}
 	gas->empty_group = (gas->nkeys == 0 && gas->ngroups == 0);
@@ -1592,6 +1621,8 @@ agg_datum(GpuAggState *gas, int a, const unsigned char *entry, bool *isnull)
 			}
 		case GXF_SUM_TO_FLOAT8:
 			return Float8GetDatum(*(const double *) (acc + 8));
+		case GXF_SUM_TO_FLOAT4:
+			return Float4GetDatum((float4) *(const double *) (acc + 8));
 		case GXF_AVG_TO_FLOAT8:
 			return Float8GetDatum(*(const double *) (acc + 8) / (double) n);
 		case GXF_MINMAX_NUMERIC:
