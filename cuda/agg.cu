@@ -21,13 +21,6 @@
 
 #define AGG_THREADS 256
 
-/* the aggregation spec follows the program in a batch's program area */
-__host__ __device__ static inline const GxAggSpec *
-spec_of(const GxProgram *prog)
-{
-	return (const GxAggSpec *) ((const char *) prog + ((prog->length + 15) & ~15u));
-}
-
 /* Initialise a table header; the entries were zeroed (all EMPTY). */
 __global__ void
 agg_table_init_kernel(GxAggTable *t, uint64_t capacity, uint64_t max_groups)
@@ -47,7 +40,7 @@ agg_kernel(GxBatch *batch, const unsigned char *pages, const GxProgram *__restri
 	extern __shared__ uint4 smem[];
 	uint4	   *page = smem;
 	GxAggTable *local = (GxAggTable *) (smem + GX_BLCKSZ / 16);
-	const GxAggSpec *spec = spec_of(prog);
+	const GxAggSpec *spec = (const GxAggSpec *) gx_program_spec(prog);
 	const GxPageRef *refs = gx_batch_pages(batch);
 	uint32_t	npages = batch->npages;
 	GxDatum		regs[GX_MAX_REGS];
@@ -220,7 +213,7 @@ gx_launch_agg(const GxLaunch *l, cudaStream_t s)
 {
 	const GxBatch *b = l->batch_host;
 	const GxProgram *host_prog = (const GxProgram *) ((const char *) b + b->program_offset);
-	const GxAggSpec *host_spec = spec_of(host_prog);
+	const GxAggSpec *host_spec = (const GxAggSpec *) gx_program_spec(host_prog);
 	uint32_t	local_capacity = (uint32_t) b->arg;
 	size_t		smem = agg_smem_bytes(local_capacity, host_spec->entry_size);
 	uint32_t	grid;
@@ -228,9 +221,9 @@ gx_launch_agg(const GxLaunch *l, cudaStream_t s)
 
 	if (b->npages == 0)
 		return cudaSuccess;
-	if (l->scratch_bytes < b->program_len || l->task_dev == NULL)
+	if (l->task_dev == NULL)
 		return cudaErrorInvalidValue;
-	rc = cudaMemcpyAsync(l->scratch_dev, host_prog, b->program_len, cudaMemcpyHostToDevice, s);
+	rc = gx_copy_program(l, s);
 	if (rc != cudaSuccess)
 		return rc;
 	if (smem > 48 * 1024)
@@ -239,7 +232,7 @@ gx_launch_agg(const GxLaunch *l, cudaStream_t s)
 		if (rc != cudaSuccess)
 			return rc;
 	}
-	grid = b->npages < 65535 ? b->npages : 65535;
+	grid = gx_page_grid(b->npages);
 	agg_kernel<<<grid, AGG_THREADS, smem, s>>>(l->batch_dev, l->pages_dev,
 											   (const GxProgram *) l->scratch_dev,
 											   (GxAggTable *) l->task_dev, local_capacity);

@@ -10,6 +10,7 @@
 #define GX_DEVICE_CUH
 
 #include "gx_common.h"
+#include "gx_program.h"
 
 /*
  * Copy one 8 kB heap page from registered host memory (zero-copy over
@@ -24,6 +25,24 @@ gx_load_page(uint4 *dst, const unsigned char *page)
 	for (int i = threadIdx.x; i < GX_BLCKSZ / 16; i += blockDim.x)
 		dst[i] = __ldcs(src + i);
 	__syncthreads();
+}
+
+/*
+ * Store a warp's verdicts on 32 consecutive tuples (rc of each lane's
+ * tuple) as word 'word' of a page's pass and recheck bitmaps; lane 0
+ * writes.  Every lane of the warp must call it.
+ */
+__device__ __forceinline__ void
+gx_store_row_bits(uint32_t *pass, uint32_t *recheck, uint32_t word, int rc)
+{
+	unsigned	pass_bits = __ballot_sync(0xffffffff, rc == GX_ROW_PASS);
+	unsigned	recheck_bits = __ballot_sync(0xffffffff, rc == GX_ROW_RECHECK);
+
+	if ((threadIdx.x & 31) == 0 && word < GX_BITMAP_WORDS)
+	{
+		pass[word] = pass_bits;
+		recheck[word] = recheck_bits;
+	}
 }
 
 /* nanoseconds of the device's global timer */

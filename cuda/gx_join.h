@@ -88,6 +88,13 @@ typedef struct GxJoinSpec
 	GxJoinPayload payload[GX_JOIN_MAX_PAYLOAD];
 } GxJoinSpec;
 
+/* A fused join aggregation's join spec: after its aggregation spec, 16-byte aligned. */
+GX_FUNC const GxJoinSpec *
+gx_join_spec_after_agg(const GxAggSpec *aspec)
+{
+	return (const GxJoinSpec *) ((const char *) aspec + ((sizeof(GxAggSpec) + 15) & ~(size_t) 15));
+}
+
 /* a stored inner value (register image); text bytes elsewhere in the table */
 typedef struct GxJoinValue
 {

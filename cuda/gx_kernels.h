@@ -26,6 +26,28 @@ extern cudaError_t gx_launch_join_build(const GxLaunch *l, cudaStream_t s);
 extern cudaError_t gx_launch_join(const GxLaunch *l, cudaStream_t s);
 extern cudaError_t gx_launch_join_agg(const GxLaunch *l, cudaStream_t s);
 
+/*
+ * Copy a batch's program area (the program and the spec after it) to the
+ * launch's device scratch memory, where the kernels read it.
+ */
+static inline cudaError_t
+gx_copy_program(const GxLaunch *l, cudaStream_t s)
+{
+	const GxBatch *b = l->batch_host;
+
+	if (l->scratch_bytes < b->program_len)
+		return cudaErrorInvalidValue;
+	return cudaMemcpyAsync(l->scratch_dev, (const char *) b + b->program_offset,
+						   b->program_len, cudaMemcpyHostToDevice, s);
+}
+
+/* Blocks of a launch over a batch's pages: one a page, at most 65535. */
+static inline uint32_t
+gx_page_grid(uint32_t npages)
+{
+	return npages < 65535 ? npages : 65535;
+}
+
 /* gpuext_ptree mirror lookups (ptree.cu; not yet called by the service) */
 struct GxPtreeMirror;
 extern cudaError_t gx_launch_ptree_lookup(const struct GxPtreeMirror *mirror,

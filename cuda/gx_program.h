@@ -1539,6 +1539,16 @@ typedef struct GxScanPageOut
 	uint32_t	recheck[GX_BITMAP_WORDS];
 } GxScanPageOut;
 
+/*
+ * The spec of what a batch does after its program ran (aggregation, join):
+ * it follows the program in the batch's program area, 16-byte aligned.
+ */
+GX_FUNC const void *
+gx_program_spec(const GxProgram *prog)
+{
+	return (const char *) prog + ((prog->length + 15) & ~15u);
+}
+
 /* Basic sanity of a program before running it. */
 GX_FUNC int
 gx_program_ok(const GxProgram *p, uint32_t len)

@@ -88,11 +88,10 @@ join_probe_kernel(GxBatch *batch, const unsigned char *pages, const GxProgram *_
 				  GxJoinTables *ts)
 {
 	__shared__ uint4 page[GX_BLCKSZ / 16];
-	const GxJoinSpec *spec = (const GxJoinSpec *) ((const char *) prog + ((prog->length + 15) & ~15u));
+	const GxJoinSpec *spec = (const GxJoinSpec *) gx_program_spec(prog);
 	const GxPageRef *refs = gx_batch_pages(batch);
 	uint32_t	npages = batch->npages;
 	uint32_t	stride = gx_join_out_per_page(spec->ndepths);
-	int			lane = threadIdx.x & 31;
 	int			warp = threadIdx.x >> 5;
 	GxDatum		regs[GX_MAX_REGS];
 	uint32_t	match[GX_JOIN_MAX_DEPTH];
@@ -114,8 +113,6 @@ join_probe_kernel(GxBatch *batch, const unsigned char *pages, const GxProgram *_
 		{
 			uint32_t	off = base + threadIdx.x + 1;
 			int			rc = GX_ROW_FAIL;
-			unsigned	pass,
-						recheck;
 			uint32_t	word = (base >> 5) + warp;
 
 			if (off <= ref.nline)
@@ -130,13 +127,7 @@ join_probe_kernel(GxBatch *batch, const unsigned char *pages, const GxProgram *_
 						m[d] = match[d];
 				}
 			}
-			pass = __ballot_sync(0xffffffff, rc == GX_ROW_PASS);
-			recheck = __ballot_sync(0xffffffff, rc == GX_ROW_RECHECK);
-			if (lane == 0 && word < GX_BITMAP_WORDS)
-			{
-				out->pass[word] = pass;
-				out->recheck[word] = recheck;
-			}
+			gx_store_row_bits(out->pass, out->recheck, word, rc);
 		}
 		__syncthreads();		/* the page buffer is reused */
 	}
@@ -152,13 +143,12 @@ gx_launch_join(const GxLaunch *l, cudaStream_t s)
 
 	if (b->npages == 0)
 		return cudaSuccess;
-	if (l->scratch_bytes < b->program_len || l->task_dev == NULL)
+	if (l->task_dev == NULL)
 		return cudaErrorInvalidValue;
-	rc = cudaMemcpyAsync(l->scratch_dev, (const char *) b + b->program_offset,
-						 b->program_len, cudaMemcpyHostToDevice, s);
+	rc = gx_copy_program(l, s);
 	if (rc != cudaSuccess)
 		return rc;
-	grid = b->npages < 65535 ? b->npages : 65535;
+	grid = gx_page_grid(b->npages);
 	join_probe_kernel<<<grid, JOIN_THREADS, 0, s>>>(l->batch_dev, l->pages_dev,
 													(const GxProgram *) l->scratch_dev,
 													(GxJoinTables *) l->task_dev);
@@ -177,9 +167,8 @@ join_agg_kernel(GxBatch *batch, const unsigned char *pages, const GxProgram *__r
 				GxAggTable *t, GxJoinTables *ts)
 {
 	__shared__ uint4 page[GX_BLCKSZ / 16];
-	const GxAggSpec *aspec = (const GxAggSpec *) ((const char *) prog + ((prog->length + 15) & ~15u));
-	const GxJoinSpec *jspec = (const GxJoinSpec *) ((const char *) aspec +
-													((sizeof(GxAggSpec) + 15) & ~(size_t) 15));
+	const GxAggSpec *aspec = (const GxAggSpec *) gx_program_spec(prog);
+	const GxJoinSpec *jspec = gx_join_spec_after_agg(aspec);
 	const GxPageRef *refs = gx_batch_pages(batch);
 	uint32_t	npages = batch->npages;
 	GxDatum		regs[GX_MAX_REGS];
@@ -226,13 +215,12 @@ gx_launch_join_agg(const GxLaunch *l, cudaStream_t s)
 
 	if (b->npages == 0)
 		return cudaSuccess;
-	if (l->scratch_bytes < b->program_len || l->task_dev == NULL || l->task2_dev == NULL)
+	if (l->task_dev == NULL || l->task2_dev == NULL)
 		return cudaErrorInvalidValue;
-	rc = cudaMemcpyAsync(l->scratch_dev, (const char *) b + b->program_offset,
-						 b->program_len, cudaMemcpyHostToDevice, s);
+	rc = gx_copy_program(l, s);
 	if (rc != cudaSuccess)
 		return rc;
-	grid = b->npages < 65535 ? b->npages : 65535;
+	grid = gx_page_grid(b->npages);
 	join_agg_kernel<<<grid, JOIN_THREADS, 0, s>>>(l->batch_dev, l->pages_dev,
 												  (const GxProgram *) l->scratch_dev,
 												  (GxAggTable *) l->task_dev,

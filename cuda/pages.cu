@@ -73,7 +73,7 @@ cudaError_t
 gx_launch_page_count(const GxLaunch *l, cudaStream_t s)
 {
 	uint32_t	npages = l->batch_host->npages;
-	uint32_t	grid = npages < 65535 ? npages : 65535;
+	uint32_t	grid = gx_page_grid(npages);
 
 	if (npages == 0)
 		return cudaSuccess;

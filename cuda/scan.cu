@@ -26,7 +26,6 @@ scan_kernel(GxBatch *batch, const unsigned char *pages, const GxProgram *__restr
 	const GxPageRef *refs = gx_batch_pages(batch);
 	GxScanPageOut *outs = (GxScanPageOut *) gx_batch_out(batch);
 	uint32_t	npages = batch->npages;
-	int			lane = threadIdx.x & 31;
 	int			warp = threadIdx.x >> 5;
 	GxDatum		regs[GX_MAX_REGS];
 
@@ -45,19 +44,11 @@ scan_kernel(GxBatch *batch, const unsigned char *pages, const GxProgram *__restr
 		{
 			uint32_t	off = base + threadIdx.x + 1;
 			int			rc = GX_ROW_FAIL;
-			unsigned	pass,
-						recheck;
 			uint32_t	word = (base >> 5) + warp;
 
 			if (off <= ref.nline)
 				rc = gx_scan_tuple(prog, (const unsigned char *) page, &ref, off, regs);
-			pass = __ballot_sync(0xffffffff, rc == GX_ROW_PASS);
-			recheck = __ballot_sync(0xffffffff, rc == GX_ROW_RECHECK);
-			if (lane == 0 && word < GX_BITMAP_WORDS)
-			{
-				outs[p].pass[word] = pass;
-				outs[p].recheck[word] = recheck;
-			}
+			gx_store_row_bits(outs[p].pass, outs[p].recheck, word, rc);
 		}
 		__syncthreads();		/* the page buffer is reused */
 	}
@@ -73,13 +64,10 @@ gx_launch_scan(const GxLaunch *l, cudaStream_t s)
 
 	if (b->npages == 0)
 		return cudaSuccess;
-	if (l->scratch_bytes < b->program_len)
-		return cudaErrorInvalidValue;
-	rc = cudaMemcpyAsync(l->scratch_dev, (const char *) b + b->program_offset,
-						 b->program_len, cudaMemcpyHostToDevice, s);
+	rc = gx_copy_program(l, s);
 	if (rc != cudaSuccess)
 		return rc;
-	grid = b->npages < 65535 ? b->npages : 65535;
+	grid = gx_page_grid(b->npages);
 	scan_kernel<<<grid, SCAN_THREADS, 0, s>>>(l->batch_dev, l->pages_dev,
 											  (const GxProgram *) l->scratch_dev);
 	return cudaGetLastError();

@@ -140,7 +140,7 @@ cpu_agg(GxBatch *batch)
 {
 	const GxPageRef *refs = gx_batch_pages(batch);
 	const GxProgram *prog = (const GxProgram *) ((const char *) batch + batch->program_offset);
-	const GxAggSpec *spec = (const GxAggSpec *) ((const char *) prog + TYPEALIGN(16, prog->length));
+	const GxAggSpec *spec = (const GxAggSpec *) gx_program_spec(prog);
 	GxAggTable *table = cpu_table_of(batch->task_id);
 	GxJoinTables *jtables = NULL;
 	const GxJoinSpec *jspec = NULL;
@@ -154,7 +154,7 @@ cpu_agg(GxBatch *batch)
 	if (batch->arg2 != 0)
 	{
 		jtables = cpu_table_of(batch->arg2);
-		jspec = (const GxJoinSpec *) ((const char *) spec + TYPEALIGN(16, sizeof(GxAggSpec)));
+		jspec = gx_join_spec_after_agg(spec);
 		if (jtables == NULL || jspec->ndepths == 0 || jspec->ndepths > GX_JOIN_MAX_DEPTH ||
 			jtables->ndepths != jspec->ndepths)
 			elog(ERROR, "gpuext: malformed join aggregation batch");
@@ -190,7 +190,7 @@ cpu_join(GxBatch *batch)
 {
 	const GxPageRef *refs = gx_batch_pages(batch);
 	const GxProgram *prog = (const GxProgram *) ((const char *) batch + batch->program_offset);
-	const GxJoinSpec *spec = (const GxJoinSpec *) ((const char *) prog + TYPEALIGN(16, prog->length));
+	const GxJoinSpec *spec = (const GxJoinSpec *) gx_program_spec(prog);
 	GxJoinTables *tables = cpu_table_of(batch->task_id);
 	uint32		stride = gx_join_out_per_page(spec->ndepths);
 	GxDatum		regs[GX_MAX_REGS];
