@@ -82,7 +82,7 @@ $(C_SRCS:.c=.o): $(wildcard src/*.h costmodel/*.h) $(CU_HDRS)
 
 .PHONY: test demo bench fuzz fuzz-sqlsmith valgrind compute-sanitizer
 test:
-	bash test/run-tests.sh
+	+bash test/run-tests.sh
 
 demo:
 	bash test/demo.sh

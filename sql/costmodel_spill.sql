@@ -2,8 +2,12 @@
 -- (gpuext.recost_spills): a hashed aggregation that spills and a sort that
 -- goes to disk pay (write / read - 1) times PostgreSQL's price for the
 -- pages they write; nothing else changes.  The storage parameters are set
--- here, so the test does not depend on what a calibration stored.
+-- here, so the test does not depend on what a calibration stored.  The
+-- GPU paths stay out: with a GPU, GpuAgg (which never spills) rightly
+-- wins once writes are dear, and this test is about PostgreSQL's plans.
 SET max_parallel_workers_per_gather = 0;
+SET gpuext.enable_gpuagg = off;
+SET gpuext.enable_gpuscan = off;
 SET work_mem = '1MB';
 SET gpuext.storage_seq_read_us = 20;
 SET gpuext.storage_random_read_us = 100;

@@ -1082,7 +1082,7 @@ gpuagg_begin(CustomScanState *node, EState *estate, int eflags)
 					 GX_REQ_AGG, 0);
 	if (gas->fj && !gx_gpujoin_kernels_enabled())
 	{
-		/* the fused join kernel has not run on a GPU yet: the CPU engine runs it */
+		/* gpuext.gpujoin_kernels off: the CPU engine runs the fused join */
 		gx_engine_start_with_mode(&gas->pipe.engine, GPUEXT_DEVICE_CPU);
 		gas->pipe.depth = 1;
 	}

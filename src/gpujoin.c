@@ -197,8 +197,8 @@ typedef struct GpuJoinState
 
 static set_join_pathlist_hook_type prev_set_join_pathlist_hook = NULL;
 
-/* gpuext.gpujoin_kernels: probe on the GPU (the kernels are untested there) */
-static bool gpujoin_kernels = false;
+/* gpuext.gpujoin_kernels: build and probe on the GPU when there is one */
+static bool gpujoin_kernels = true;
 
 static Plan *gpujoin_plan(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 						  List *tlist, List *clauses, List *custom_plans);
@@ -1101,10 +1101,7 @@ gpujoin_begin(CustomScanState *node, EState *estate, int eflags)
 										   ALLOCSET_DEFAULT_SIZES);
 	gx_pipeline_init(&gjs->pipe, ss->ss_currentRelation, estate->es_snapshot,
 					 GX_REQ_JOIN, gx_join_out_per_page(gjs->ndepths));
-	/*
-	 * The join kernels (cuda/join.cu) have not run on a GPU yet: the CPU
-	 * engine runs the batches unless gpuext.gpujoin_kernels is on.
-	 */
+	/* with gpuext.gpujoin_kernels off, the CPU engine runs the batches */
 	if (!gpujoin_kernels)
 	{
 		gx_engine_start_with_mode(&gjs->pipe.engine, GPUEXT_DEVICE_CPU);
@@ -2168,8 +2165,8 @@ gx_gpujoin_init(void)
 {
 	DefineCustomBoolVariable("gpuext.gpujoin_kernels",
 							 "Runs GpuJoin batches with the CUDA join kernels when a GPU is available.",
-							 "Off: the CPU engine runs them (the kernels have not been validated on a GPU yet).",
-							 &gpujoin_kernels, false, PGC_USERSET, 0, NULL, NULL, NULL);
+							 "Off: the CPU engine runs them, and GpuJoin is planned only with gpuext.force_offload.",
+							 &gpujoin_kernels, true, PGC_USERSET, 0, NULL, NULL, NULL);
 	RegisterCustomScanMethods(&gpujoin_plan_methods);
 	prev_set_join_pathlist_hook = set_join_pathlist_hook;
 	set_join_pathlist_hook = gpujoin_add_paths;
