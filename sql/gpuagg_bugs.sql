@@ -160,3 +160,44 @@ SELECT g, sum(f), avg(f), min(f), max(f) FROM gx_agg_b8 GROUP BY g ORDER BY g;
 SELECT sum(f) FROM gx_agg_b8 WHERE g = 0;
 RESET gpuext.force_offload;
 DROP TABLE gx_agg_b8;
+
+--
+-- 9. (found on the GPU machine by the 10,000-query fuzz run) a GpuAgg or
+-- GpuJoin on the CPU engine that ended in an error kept its table's slot:
+-- after 64 such errors in one session every later one failed with "too
+-- many CPU engine group tables"
+--
+CREATE TABLE gx_agg_b9 (g int, v int);
+INSERT INTO gx_agg_b9 SELECT x % 3, x FROM generate_series(1, 100) x;
+CREATE TABLE gx_agg_b9d (k int, w int);
+INSERT INTO gx_agg_b9d SELECT x, x % 5 FROM generate_series(0, 2) x;
+ANALYZE gx_agg_b9;
+ANALYZE gx_agg_b9d;
+SET gpuext.force_offload = on;
+SET gpuext.device = cpu;
+CREATE FUNCTION gx_agg_b9_errors(n int) RETURNS int AS $$
+DECLARE
+  errors int := 0;
+BEGIN
+  FOR i IN 1 .. n LOOP
+    BEGIN
+      PERFORM g, sum(1 / (v - v)) FROM gx_agg_b9 GROUP BY g;
+    EXCEPTION WHEN division_by_zero THEN
+      errors := errors + 1;
+    END;
+    BEGIN
+      PERFORM b.w, sum(1 / (a.v - a.v)) FROM gx_agg_b9 a JOIN gx_agg_b9d b ON a.g = b.k GROUP BY b.w;
+    EXCEPTION WHEN division_by_zero THEN
+      errors := errors + 1;
+    END;
+  END LOOP;
+  RETURN errors;
+END $$ LANGUAGE plpgsql;
+SELECT gx_agg_b9_errors(100) AS errors;
+EXPLAIN (COSTS OFF) SELECT b.w, count(*), sum(a.v) FROM gx_agg_b9 a JOIN gx_agg_b9d b ON a.g = b.k GROUP BY b.w;
+SELECT b.w, count(*), sum(a.v) FROM gx_agg_b9 a JOIN gx_agg_b9d b ON a.g = b.k GROUP BY b.w ORDER BY 1;
+SELECT g, count(*), sum(v) FROM gx_agg_b9 GROUP BY g ORDER BY g;
+RESET gpuext.device;
+RESET gpuext.force_offload;
+DROP FUNCTION gx_agg_b9_errors(int);
+DROP TABLE gx_agg_b9, gx_agg_b9d;

@@ -100,29 +100,73 @@ cpu_scan(GxBatch *batch)
 
 /*
  * Group tables of the CPU engine live in backend memory; batches name them
- * by an id, as GPU batches name a task.
+ * by an id, as GPU batches name a task.  A slot is freed by
+ * gx_cpu_table_unregister, or when the memory context that holds the table
+ * goes away (an error or a cancel ends the query before the node's end
+ * runs): each registration carries a serial so that a late callback never
+ * frees a slot that has been given to another table since.
  */
 #define CPU_MAX_TABLES 64
-static GxAggTable *cpu_tables[CPU_MAX_TABLES];
+typedef struct CpuTableSlot
+{
+	GxAggTable *table;
+	uint64		serial;
+} CpuTableSlot;
+static CpuTableSlot cpu_tables[CPU_MAX_TABLES];
+static uint64 cpu_table_serial = 0;
 
+/* what a registration's reset callback needs to free its slot */
+typedef struct CpuTableOwner
+{
+	MemoryContextCallback cb;
+	int			slot;
+	uint64		serial;
+} CpuTableOwner;
+
+/* Reset callback of the table's context: free the slot if it is still ours. */
+static void
+cpu_table_forget(void *arg)
+{
+	CpuTableOwner *owner = (CpuTableOwner *) arg;
+
+	if (cpu_tables[owner->slot].serial == owner->serial)
+		cpu_tables[owner->slot].table = NULL;
+}
+
+/* Register a table held in memory context cxt; returns its id (>= 1). */
 uint32
-gx_cpu_table_register(void *table)
+gx_cpu_table_register(void *table, MemoryContext cxt)
 {
 	for (int i = 0; i < CPU_MAX_TABLES; i++)
-		if (cpu_tables[i] == NULL)
+		if (cpu_tables[i].table == NULL)
 		{
-			cpu_tables[i] = (GxAggTable *) table;
+			CpuTableOwner *owner = MemoryContextAlloc(cxt, sizeof(CpuTableOwner));
+
+			owner->slot = i;
+			owner->serial = ++cpu_table_serial;
+			owner->cb.func = cpu_table_forget;
+			owner->cb.arg = owner;
+			MemoryContextRegisterResetCallback(cxt, &owner->cb);
+			cpu_tables[i].table = (GxAggTable *) table;
+			cpu_tables[i].serial = owner->serial;
 			return i + 1;
 		}
-	elog(ERROR, "gpuext: too many CPU engine group tables");
+	ereport(ERROR,
+			(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+			 errmsg("gpuext: more than %d CPU engine group and join tables in use at once",
+					CPU_MAX_TABLES)));
 	return 0;
 }
 
+/* Free the slot of id, if it still holds this table. */
 void
-gx_cpu_table_unregister(uint32 id)
+gx_cpu_table_unregister(uint32 id, const void *table)
 {
-	if (id >= 1 && id <= CPU_MAX_TABLES)
-		cpu_tables[id - 1] = NULL;
+	if (id >= 1 && id <= CPU_MAX_TABLES && cpu_tables[id - 1].table == table)
+	{
+		cpu_tables[id - 1].table = NULL;
+		cpu_tables[id - 1].serial = 0;
+	}
 }
 
 /* The table registered under id, or NULL (none, or id out of range) */
@@ -130,7 +174,7 @@ static void *
 cpu_table_of(uint64 id)
 {
 	if (id >= 1 && id <= CPU_MAX_TABLES)
-		return cpu_tables[id - 1];
+		return cpu_tables[id - 1].table;
 	return NULL;
 }
 

@@ -1148,7 +1148,7 @@ create_table(GpuAggState *gas)
 		memset(gas->cpu_table, 0, table_bytes(gas));
 		gas->cpu_table->capacity = gas->capacity;
 		gas->cpu_table->max_groups = gas->capacity * 7 / 10;
-		gas->task_id = gx_cpu_table_register(gas->cpu_table);
+		gas->task_id = gx_cpu_table_register(gas->cpu_table, CurrentMemoryContext);
 		gas->task_is_cpu = true;
 	}
 	gas->pipe.task_id = gas->task_id;
@@ -1163,7 +1163,7 @@ drop_table(GpuAggState *gas)
 		return;
 	if (gas->task_is_cpu)
 	{
-		gx_cpu_table_unregister(gas->task_id);
+		gx_cpu_table_unregister(gas->task_id, gas->cpu_table);
 		pfree(gas->cpu_table);
 		gas->cpu_table = NULL;
 	}

@@ -251,8 +251,8 @@ extern bool gx_engine_wait(GxEngine *engine, GxPendingBatch *pb);
 extern void gx_engine_batch_free(GxPendingBatch *pb);
 extern const char *gx_engine_name(const GxEngine *engine);
 extern void gx_cpu_run_batch(GxBatch *batch);
-extern uint32 gx_cpu_table_register(void *table);
-extern void gx_cpu_table_unregister(uint32 id);
+extern uint32 gx_cpu_table_register(void *table, MemoryContext cxt);
+extern void gx_cpu_table_unregister(uint32 id, const void *table);
 extern void gx_report_failure(int status, const char *msg);
 
 /* ---------------------------------------------------------------------

@@ -1583,7 +1583,7 @@ build_inner(GpuJoinState *gjs)
 	gjs->table_bytes = total;
 	gjs->over_limit = gpuext_gpu_memory_limit_mb > 0 &&
 		total > (uint64) gpuext_gpu_memory_limit_mb * 1024 * 1024;
-	gjs->table_id = gx_cpu_table_register(gjs->tables);
+	gjs->table_id = gx_cpu_table_register(gjs->tables, gjs->inner_cxt);
 	gjs->pipe.task_id = gjs->table_id;
 	gjs->inner_built = true;
 	set_group_heads(gjs);
@@ -1596,7 +1596,7 @@ static void
 drop_inner(GpuJoinState *gjs)
 {
 	if (gjs->table_id != 0)
-		gx_cpu_table_unregister(gjs->table_id);
+		gx_cpu_table_unregister(gjs->table_id, gjs->tables);
 	gjs->table_id = 0;
 	if (gjs->gpu_task != 0)
 		gx_task_destroy(gjs->gpu_task);
