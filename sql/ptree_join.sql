@@ -7,6 +7,7 @@ SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS gpuext;
 SET gpuext.enable_gpuscan = off;
 SET gpuext.enable_gpuagg = off;
+SET gpuext.enable_gpujoin = off;
 SET enable_hashjoin = off;
 SET enable_mergejoin = off;
 

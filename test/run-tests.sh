@@ -19,6 +19,7 @@
 #   PG_CONFIG             pg_config of the server to test (default: on PATH)
 #   GPUEXT_REQUIRE_GPU=1  fail unless the service has a usable GPU
 #   GPUEXT_TESTS="a b"    run only these pg_regress tests
+#   GPUEXT_TAP_TESTS="test/t/006_*.pl"   run only these TAP tests
 #   GPUEXT_SKIP="tap ..." skip suites: regress isolation pgtap tap gpu bench fuzz
 #                         sqlsmith
 #   GPUEXT_FUZZ_QUERIES, GPUEXT_FUZZ_SEED   the fuzz suite's size and seed (500, 1)
@@ -172,7 +173,7 @@ cluster_stop
 if [[ "$SKIP" != *" tap "* ]] && ls test/t/*.pl >/dev/null 2>&1; then
   note "TAP"
   as_user "mkdir -p '$WORK/tap'"
-  for f in test/t/*.pl; do
+  for f in ${GPUEXT_TAP_TESTS:-test/t/*.pl}; do
     if as_user "cd '$WORK' && PATH='$BINDIR':\$PATH PG_REGRESS='$PG_REGRESS' \
          TESTDIR='$WORK/tap' PG_TEST_NOCLEAN= GPUEXT_HAS_GPU=$HAS_GPU \
          prove -I '$PGXSDIR/src/test/perl' -I '$WORK/test/perl' '$f'" >"$WORK/tap.log" 2>&1; then

@@ -36,7 +36,7 @@ case "$TOOL" in
     ENGINE=gpu ;;
   *) echo "unknown tool $TOOL"; exit 2 ;;
 esac
-export GPUEXT_TEST_ENGINE=$ENGINE GPUEXT_START_TIMEOUT=600
+export GPUEXT_TEST_ENGINE=$ENGINE GPUEXT_START_TIMEOUT=${GPUEXT_START_TIMEOUT:-600}
 
 install_lock
 build_install "${INSTALL_LOCK%.lock}.$TOOL-build.log" || exit 2

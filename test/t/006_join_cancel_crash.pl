@@ -26,6 +26,12 @@ VACUUM ANALYZE jd;
 });
 # the join, forced onto gpuext (the CPU engine where there is no GPU)
 my $setup = "SET gpuext.force_offload = on; SET max_parallel_workers_per_gather = 0;";
+# On a GPU the whole join takes a few tens of milliseconds, too short to be
+# cancelled reliably: there its first batch stalls on the device until the
+# request is cancelled (the injected transfer_stall), so the cancels below
+# land in a join batch in flight on the GPU.  The CPU engine needs no help.
+my $long = $setup;
+$long .= " SET gpuext.debug_inject_fault = transfer_stall;" if has_gpu();
 my $join = "SELECT jf.b, count(*), sum(jd.v) FROM jf JOIN jd ON jf.a = jd.k GROUP BY jf.b";
 like($node->safe_psql('postgres', "$setup EXPLAIN (COSTS OFF) $join"),
 	qr/Depth 1: Inner Join/, 'the join is planned as a gpuext join');
@@ -33,7 +39,7 @@ like($node->safe_psql('postgres', "$setup EXPLAIN (COSTS OFF) $join"),
 # --- statement_timeout ---------------------------------------------------------
 my $t0 = time();
 my ($rc, $out, $err) = $node->psql('postgres',
-	"$setup SET statement_timeout = '300ms'; $join",
+	"$long SET statement_timeout = '300ms'; $join",
 	extra_params => [ '-v', 'VERBOSITY=verbose' ]);
 my $elapsed = time() - $t0;
 like($err, qr/57014.*canceling statement due to statement timeout/s,
@@ -47,7 +53,7 @@ for my $i (1 .. 20)
 {
 	my $ms = 50 + 20 * $i;
 	($rc, $out, $err) = $node->psql('postgres',
-		"$setup SET statement_timeout = '${ms}ms'; $join",
+		"$long SET statement_timeout = '${ms}ms'; $join",
 		extra_params => [ '-v', 'VERBOSITY=verbose' ]);
 	$cancelled++ if $err =~ /57014/;
 }
@@ -57,7 +63,7 @@ is(status_of($node, $released), 't', 'and nothing is held after them');
 # --- pg_cancel_backend ---------------------------------------------------------
 my $s = bg_start($node);
 my $pid = bg_pid($s);
-bg_query($s, $setup);
+bg_query($s, $long);
 bg_send($s, "$join;");
 ok( $node->poll_query_until(
 		'postgres',
@@ -76,7 +82,7 @@ $node->safe_psql('postgres',
 	"CREATE TABLE kept AS SELECT g AS id FROM generate_series(1, 5000) g");
 $s = bg_start($node);
 $pid = bg_pid($s);
-bg_query($s, $setup);
+bg_query($s, $long);
 bg_send($s, "$join;");
 ok( $node->poll_query_until(
 		'postgres',
