@@ -109,10 +109,24 @@ lc_messages = 'C'
 autovacuum = off
 ${2:-}
 EOC
-  # GPUEXT_POSTGRES: a wrapper to start instead of postgres (test/valgrind.sh)
-  local postgres_opt=""
-  [ -n "${GPUEXT_POSTGRES:-}" ] && postgres_opt="-p '$GPUEXT_POSTGRES'"
-  if ! as_user "'$BINDIR/pg_ctl' -D '$PGDATA' -l '$WORK/server.log' $postgres_opt -c -w -t ${GPUEXT_START_TIMEOUT:-120} start" >/dev/null; then
+  # GPUEXT_POSTGRES: a wrapper to start instead of postgres (test/sanitize.sh).
+  # compute-sanitizer starts postgres as its grandchild, so the PID in
+  # postmaster.pid is not the one pg_ctl started and pg_ctl -w never sees
+  # the server up: with a wrapper, wait for connections here instead.
+  local timeout=${GPUEXT_START_TIMEOUT:-120}
+  if [ -n "${GPUEXT_POSTGRES:-}" ]; then
+    as_user "'$BINDIR/pg_ctl' -D '$PGDATA' -l '$WORK/server.log' -p '$GPUEXT_POSTGRES' -c -W start" >/dev/null
+    local waited=0
+    until as_user "'$BINDIR/pg_isready' -q -h '$WORK' -p $PORT"; do
+      if [ $waited -ge $((timeout * 2)) ]; then
+        echo "the server did not accept connections within $timeout s"
+        cat "$WORK/server.log"
+        return 1
+      fi
+      sleep 0.5
+      waited=$((waited + 1))
+    done
+  elif ! as_user "'$BINDIR/pg_ctl' -D '$PGDATA' -l '$WORK/server.log' -c -w -t $timeout start" >/dev/null; then
     cat "$WORK/server.log"
     return 1
   fi
