@@ -91,7 +91,13 @@ run_suite regress "$WORK" ${SANITIZE_TESTS:-$(grep -v '^#' test/schedule | tr '\
 # a fast stop lets every process (the GPU service too) end normally and
 # print its error summary
 as_user "'$BINDIR/pg_ctl' -D '$PGDATA' -m fast -t 600 stop" >/dev/null 2>&1
-sleep 2
+# the checker writes its summaries as it exits (compute-sanitizer outlives
+# the postmaster it started)
+for _ in $(seq 1 120); do
+  pgrep -f -- "--log-file $LOGS/" >/dev/null || break
+  sleep 0.5
+done
+sleep 1
 
 nlogs=$(ls "$LOGS"/$TOOL.*.log 2>/dev/null | wc -l)
 # valgrind marks each error (--quiet drops its summary); compute-sanitizer
