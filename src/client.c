@@ -28,6 +28,8 @@
 /* every request this backend holds, in TopMemoryContext */
 static dlist_head my_requests = DLIST_STATIC_INIT(my_requests);
 
+static void destroy_task_request(uint32 task_id, bool cleanup);
+
 /* tasks (device-resident state) this backend created and must free */
 typedef struct GxOwnedTask
 {
@@ -299,11 +301,24 @@ void
 gx_request_destroy(GxRequest *req)
 {
 	bool		ours = true;
+	uint32		unowned_task = 0;
 
 	if (req->slot_index < 0)
 		return;
 	if (req->in_flight)
+	{
+		GxSlot	   *s = gx_slot(req->slot_index);
+
 		ours = cancel_and_drain(req);
+		/*
+		 * A create or build that finished before the cancel reached the
+		 * service made a task nobody will own (the service frees those it
+		 * cancels itself): free it.
+		 */
+		if (ours && pg_atomic_read_u32(&s->state) == GX_SLOT_DONE && s->status == GX_OK &&
+			(s->kind == GX_REQ_TASK_CREATE || s->kind == GX_REQ_JOIN_BUILD))
+			unowned_task = (uint32) req->batch->result;
+	}
 	if (ours)
 	{
 		gx_arena_free(req->arena_off, req->arena_len);
@@ -312,6 +327,8 @@ gx_request_destroy(GxRequest *req)
 	req->slot_index = -1;
 	dlist_delete(&req->node);
 	pfree(req);
+	if (unowned_task != 0)
+		destroy_task_request(unowned_task, true);
 }
 
 /* A batch with no pages and no program; its output follows the header. */

@@ -599,6 +599,7 @@ poll_inflight(void)
 		int			sticky = 0;
 		int			rc;
 		char		err[GX_ERRLEN];
+		ServiceTask *created;
 
 		if (!f->abort_sent && (pg_atomic_read_u32(&s->cancel) ||
 							   pg_atomic_read_u32(&s->state) == GX_SLOT_ABANDONED))
@@ -610,6 +611,13 @@ poll_inflight(void)
 		if (rc == 0)
 			continue;
 		progress = true;
+		/*
+		 * A task a create or build request made is the backend's only if
+		 * the request succeeds; cancelled or failed, nobody owns it: free it
+		 * here (its owner is alive, so no orphan sweep would).
+		 */
+		created = (s->kind == GX_REQ_TASK_CREATE || s->kind == GX_REQ_JOIN_BUILD) ?
+			f->task : NULL;
 		if (rc < 0)
 		{
 			int			dev = f->device;
@@ -621,6 +629,8 @@ poll_inflight(void)
 			}
 			release_scratch(f);
 			end_task_use(f);
+			if (created)
+				release_task(created);
 			finish_request(f->slot_index, GX_ERR_DEVICE, err, ms);
 			drop_inflight(i);
 			continue;
@@ -629,6 +639,8 @@ poll_inflight(void)
 		end_task_use(f);
 		pg_atomic_fetch_add_u64(&gx_shared->device_time_us, (uint64) (ms * 1000.0f));
 		pg_atomic_fetch_add_u64(&gx_shared->bytes_read, f->bytes_read);
+		if (created && (f->abort_sent || b->kernel_error != GX_KERR_NONE))
+			release_task(created);
 		if (f->abort_sent)
 			finish_request(f->slot_index, GX_ERR_CANCELLED, "cancelled", ms);
 		else if (b->kernel_error != GX_KERR_NONE)

@@ -12,10 +12,15 @@
 #                            memory context.  Suppressions: test/valgrind.supp.
 #   sanitize.sh memcheck | racecheck | initcheck | synccheck
 #                            the tool of NVIDIA's compute-sanitizer (GPU
-#                            machine only) around the postmaster, so the GPU
-#                            service's kernels run under it: the GPU-only suite
-#                            (test/gpu) and the pg_regress suite; memcheck also
-#                            reports device memory leaked at exit.
+#                            machine only) around the postmaster, meant to
+#                            check the GPU service's kernels: the GPU-only
+#                            suite (test/gpu) and the pg_regress suite;
+#                            memcheck also reports device memory leaked at
+#                            exit.  Seen on an H100 (CUDA 13.0, 2026-11-22):
+#                            the tool follows exec'd children only, and the
+#                            service is forked from the postmaster without
+#                            exec, so its kernels ran unchecked; the run then
+#                            fails and says so rather than report "clean".
 #
 # Environment: SANITIZE_TESTS="a b" (pg_regress names; default all of
 # test/schedule), SANITIZE_GPU_SUITE=0 (skip test/gpu, whose injected
@@ -113,5 +118,16 @@ if [ "$errors" != 0 ]; then
   done
 fi
 [ "$nlogs" -gt 0 ] || { echo "$TOOL wrote no logs: did it run?"; exit 1; }
+# compute-sanitizer follows exec'd children only: a process forked from the
+# postmaster (the GPU service) may run unchecked.  It prints one summary per
+# process it checked; one summary is the postmaster's alone.
+if [ "$TOOL" != valgrind ]; then
+  nsum=$(cat "$LOGS"/$TOOL.*.log | grep -c "ERROR SUMMARY")
+  if [ "$nsum" -le 1 ]; then
+    echo "$TOOL checked no process but the postmaster ($nsum summary): the GPU service, forked"
+    echo "without exec, ran unchecked, so this run says nothing about the kernels"
+    exit 1
+  fi
+fi
 [ $regress_ok = 1 ] && [ "$errors" = 0 ] && { echo "$TOOL: clean"; exit 0; }
 exit 1
