@@ -16,8 +16,7 @@
  *-------------------------------------------------------------------------
  */
 #include "gx_kernels.h"
-#include "gx_device.cuh"
-#include "gx_agg.h"
+#include "gx_agg_device.cuh"
 
 #define AGG_THREADS 256
 
@@ -39,10 +38,10 @@ agg_kernel(GxBatch *batch, const unsigned char *pages, const GxProgram *__restri
 {
 	extern __shared__ uint4 smem[];
 	uint4	   *page = smem;
-	GxAggTable *local = (GxAggTable *) (smem + GX_BLCKSZ / 16);
 	const GxAggSpec *spec = (const GxAggSpec *) gx_program_spec(prog);
 	const GxPageRef *refs = gx_batch_pages(batch);
 	uint32_t	npages = batch->npages;
+	GxAggTable *local;
 	GxDatum		regs[GX_MAX_REGS];
 	unsigned char keybuf[GX_AGG_MAX_KEYS * (8 + GX_KEY_TEXT_MAX)];
 	uint64_t	my_rows = 0;
@@ -53,21 +52,7 @@ agg_kernel(GxBatch *batch, const unsigned char *pages, const GxProgram *__restri
 			batch->kernel_error = GX_KERR_BAD_PROGRAM;
 		return;
 	}
-	if (local_capacity > 0)
-	{
-		/* an empty private table */
-		for (uint32_t i = threadIdx.x; i < local_capacity; i += blockDim.x)
-			*(uint32_t *) gx_agg_entry(local, spec, i) = GX_ENTRY_EMPTY;
-		if (threadIdx.x == 0)
-		{
-			local->capacity = local_capacity;
-			local->ngroups = 0;
-			local->max_groups = local_capacity / 2;
-			local->full = 0;
-			local->recheck = 0;
-		}
-		__syncthreads();
-	}
+	local = gx_agg_local_init(smem, spec, local_capacity);
 
 	for (uint32_t p = blockIdx.x; p < npages; p += gridDim.x)
 	{
@@ -77,35 +62,21 @@ agg_kernel(GxBatch *batch, const unsigned char *pages, const GxProgram *__restri
 		for (uint32_t off = threadIdx.x + 1; off <= ref.nline; off += blockDim.x)
 		{
 			int			rc = gx_scan_tuple(prog, (const unsigned char *) page, &ref, off, regs);
-			uint32_t	hash;
-			int64_t		slot = -1;
 			unsigned char *entry;
 
 			if (rc == GX_ROW_FAIL)
 				continue;
-			if (rc == GX_ROW_PASS)
-			{
-				for (uint32_t b = 0; b < spec->key_size; b++)
-					keybuf[b] = 0;
-				if (gx_agg_encode_key(spec, regs, keybuf) != 0)
-					rc = GX_ROW_RECHECK;
-			}
 			if (rc == GX_ROW_RECHECK)
 			{
 				global->recheck = 1;
 				continue;
 			}
-			hash = gx_agg_hash(keybuf, spec->key_size);
-			if (local_capacity > 0 && !local->full)
-				slot = gx_agg_find_or_insert(local, spec, keybuf, hash);
-			if (slot >= 0)
-				entry = gx_agg_entry(local, spec, slot);
-			else
+			entry = gx_agg_group_entry(local, global, spec, regs, keybuf);
+			if (entry == NULL)
 			{
-				slot = gx_agg_find_or_insert(global, spec, keybuf, hash);
-				if (slot < 0)
-					continue;	/* table full: the host falls back */
-				entry = gx_agg_entry(global, spec, slot);
+				/* a key the table cannot hold, or the global table full */
+				global->recheck = 1;
+				continue;
 			}
 			if (gx_agg_accumulate(spec, entry, regs) != 0)
 				global->recheck = 1;
@@ -116,21 +87,7 @@ agg_kernel(GxBatch *batch, const unsigned char *pages, const GxProgram *__restri
 
 	if (my_rows)
 		atomicAdd((unsigned long long *) &global->rows, my_rows);
-	if (local_capacity == 0)
-		return;
-	/* merge the block's partial groups into the global table */
-	__syncthreads();
-	for (uint32_t i = threadIdx.x; i < local_capacity; i += blockDim.x)
-	{
-		unsigned char *e = gx_agg_entry(local, spec, i);
-		int64_t		slot;
-
-		if (*(uint32_t *) e != GX_ENTRY_READY)
-			continue;
-		slot = gx_agg_find_or_insert(global, spec, e + spec->key_offset, *(uint32_t *) (e + 4));
-		if (slot >= 0)
-			gx_agg_merge(spec, gx_agg_entry(global, spec, slot), e);
-	}
+	gx_agg_local_merge(local, global, spec);
 }
 
 /*
@@ -178,15 +135,6 @@ agg_fetch_kernel(const GxAggTable *t, uint32_t entry_size, uint64_t first, uint6
 	}
 }
 
-/* Bytes of shared memory a block needs for its page and private table. */
-static size_t
-agg_smem_bytes(uint32_t local_capacity, uint32_t entry_size)
-{
-	if (local_capacity == 0)
-		return GX_BLCKSZ;
-	return GX_BLCKSZ + GX_AGG_TABLE_HEADER + (size_t) local_capacity * entry_size;
-}
-
 /*
  * GX_REQ_TASK_CREATE: zero the table (scratch_dev, the task's memory) and
  * write its header; arg = capacity, arg2 = most groups before "full".
@@ -215,7 +163,7 @@ gx_launch_agg(const GxLaunch *l, cudaStream_t s)
 	const GxProgram *host_prog = (const GxProgram *) ((const char *) b + b->program_offset);
 	const GxAggSpec *host_spec = (const GxAggSpec *) gx_program_spec(host_prog);
 	uint32_t	local_capacity = (uint32_t) b->arg;
-	size_t		smem = agg_smem_bytes(local_capacity, host_spec->entry_size);
+	size_t		smem = gx_agg_smem_bytes(local_capacity, host_spec->entry_size);
 	uint32_t	grid;
 	cudaError_t rc;
 

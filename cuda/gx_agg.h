@@ -743,21 +743,28 @@ gx_agg_merge(const GxAggSpec *spec, unsigned char *dst, const unsigned char *src
 }
 
 /*
- * The group entry of the key registers in table t, inserted if new
- * (keybuf: spec->key_size bytes of scratch).  NULL when the row goes to
- * the host: a key the table cannot hold, or the table full.
+ * The group entry of the key registers, inserted if new (keybuf:
+ * spec->key_size bytes of scratch): in the block-private table 'local'
+ * while it has room (a kernel's table in shared memory, merged into t at
+ * the end of the batch; NULL for none), else in table t.  NULL when the
+ * row goes to the host: a key the table cannot hold, or t full.
  */
 GX_ATOMIC_FUNC unsigned char *
-gx_agg_group_entry(GxAggTable *t, const GxAggSpec *spec, const GxDatum *regs,
-				   unsigned char *keybuf)
+gx_agg_group_entry(GxAggTable *local, GxAggTable *t, const GxAggSpec *spec,
+				   const GxDatum *regs, unsigned char *keybuf)
 {
+	uint32_t	hash;
 	int64_t		slot;
 
 	for (uint32_t b = 0; b < spec->key_size; b++)
 		keybuf[b] = 0;
 	if (gx_agg_encode_key(spec, regs, keybuf) != 0)
 		return NULL;
-	slot = gx_agg_find_or_insert(t, spec, keybuf, gx_agg_hash(keybuf, spec->key_size));
+	hash = gx_agg_hash(keybuf, spec->key_size);
+	if (local != NULL && !local->full &&
+		(slot = gx_agg_find_or_insert(local, spec, keybuf, hash)) >= 0)
+		return gx_agg_entry(local, spec, slot);
+	slot = gx_agg_find_or_insert(t, spec, keybuf, hash);
 	if (slot < 0)
 		return NULL;
 	return gx_agg_entry(t, spec, slot);
@@ -778,7 +785,7 @@ gx_agg_tuple(const GxProgram *prog, const GxAggSpec *spec, GxAggTable *t,
 
 	if (rc != GX_ROW_PASS)
 		return rc;
-	entry = gx_agg_group_entry(t, spec, regs, keybuf);
+	entry = gx_agg_group_entry(NULL, t, spec, regs, keybuf);
 	if (entry == NULL || gx_agg_accumulate(spec, entry, regs) != 0)
 		return GX_ROW_RECHECK;
 	return GX_ROW_PASS;

@@ -577,8 +577,8 @@ gx_join_load_value(GxJoinTable *t, uint32_t row, uint32_t col, int type, GxDatum
  * the duplicate chains (an unmatched left row: NULL columns).
  */
 GX_ATOMIC_FUNC int
-gx_join_agg_combinations(const GxAggSpec *aspec, const GxJoinSpec *jspec, GxAggTable *t,
-						 GxJoinTables *ts, GxDatum *regs, unsigned char *keybuf,
+gx_join_agg_combinations(const GxAggSpec *aspec, const GxJoinSpec *jspec, GxAggTable *local,
+						 GxAggTable *t, GxJoinTables *ts, GxDatum *regs, unsigned char *keybuf,
 						 const uint32_t *match)
 {
 	uint32_t	head[GX_JOIN_MAX_DEPTH];
@@ -604,7 +604,7 @@ gx_join_agg_combinations(const GxAggSpec *aspec, const GxJoinSpec *jspec, GxAggT
 			gx_join_load_value(gx_join_table(ts, pl->depth), cur[pl->depth], pl->col,
 							   pl->type, &regs[pl->reg]);
 		}
-		entry = gx_agg_group_entry(t, aspec, regs, keybuf);
+		entry = gx_agg_group_entry(local, t, aspec, regs, keybuf);
 		if (entry == NULL || gx_agg_accumulate(aspec, entry, regs) != 0)
 			return GX_ROW_RECHECK;
 		/* next combination */
@@ -659,7 +659,7 @@ gx_join_multiplicity(GxJoinTables *ts, const GxJoinSpec *spec, const uint32_t *m
  */
 GX_ATOMIC_FUNC int
 gx_join_agg_tuple(const GxProgram *prog, const GxAggSpec *aspec, const GxJoinSpec *jspec,
-				  GxAggTable *t, GxJoinTables *ts, const unsigned char *page,
+				  GxAggTable *local, GxAggTable *t, GxJoinTables *ts, const unsigned char *page,
 				  const GxPageRef *ref, uint32_t off, GxDatum *regs, unsigned char *keybuf,
 				  uint32_t *match)
 {
@@ -670,11 +670,11 @@ gx_join_agg_tuple(const GxProgram *prog, const GxAggSpec *aspec, const GxJoinSpe
 	if (rc != GX_ROW_PASS)
 		return rc;
 	if (jspec->npayload > 0)
-		return gx_join_agg_combinations(aspec, jspec, t, ts, regs, keybuf, match);
+		return gx_join_agg_combinations(aspec, jspec, local, t, ts, regs, keybuf, match);
 	m = gx_join_multiplicity(ts, jspec, match);
 	if (m == 0)
 		return GX_ROW_FAIL;
-	entry = gx_agg_group_entry(t, aspec, regs, keybuf);
+	entry = gx_agg_group_entry(local, t, aspec, regs, keybuf);
 	if (entry == NULL)
 		return GX_ROW_RECHECK;
 	for (uint64_t i = 0; i < m; i++)

@@ -16,16 +16,15 @@
  * every depth); pass and recheck bitmaps by warp ballots, the first match
  * of each depth written per tuple.
  *
- * Written for the CUDA engine but not yet run on a GPU: the executor
- * sends join batches to the CPU engine until it has been (see
- * src/gpujoin.c).
+ * Run on an H100 under make test (test/gpu/sql/gpu_join.sql), 2026-11-22;
+ * the block-private tables of the fused aggregation came after that run.
  *
  * IDENTIFICATION
  *		cuda/join.cu
  *-------------------------------------------------------------------------
  */
 #include "gx_kernels.h"
-#include "gx_device.cuh"
+#include "gx_agg_device.cuh"
 #include "gx_join.h"
 
 #define JOIN_THREADS 256
@@ -158,15 +157,20 @@ gx_launch_join(const GxLaunch *l, cudaStream_t s)
 /*
  * GpuAgg fused with a join (GX_REQ_AGG with arg2 naming the join tables'
  * task): each tuple runs the program, probes every depth and updates its
- * group in the global table once per joined row it makes (the inner group
- * keys loaded per joined row), with the same per-row code as the CPU
- * engine (gx_join_agg_tuple).  No block-private tables: a first version.
+ * group once per joined row it makes (the inner group keys loaded per
+ * joined row), with the same per-row code as the CPU engine
+ * (gx_join_agg_tuple).  With few groups (arg: entries of the block-private
+ * table) the updates go to a private table in shared memory merged into
+ * the global one at the end, as in agg.cu: without it every row of a
+ * one-group query (SSB Q1.x) updated the same global entry.
  */
 __global__ void __launch_bounds__(JOIN_THREADS)
 join_agg_kernel(GxBatch *batch, const unsigned char *pages, const GxProgram *__restrict__ prog,
-				GxAggTable *t, GxJoinTables *ts)
+				GxAggTable *t, GxJoinTables *ts, uint32_t local_capacity)
 {
-	__shared__ uint4 page[GX_BLCKSZ / 16];
+	extern __shared__ uint4 smem[];
+	uint4	   *page = smem;
+	GxAggTable *local;
 	const GxAggSpec *aspec = (const GxAggSpec *) gx_program_spec(prog);
 	const GxJoinSpec *jspec = gx_join_spec_after_agg(aspec);
 	const GxPageRef *refs = gx_batch_pages(batch);
@@ -183,6 +187,7 @@ join_agg_kernel(GxBatch *batch, const unsigned char *pages, const GxProgram *__r
 			batch->kernel_error = GX_KERR_BAD_PROGRAM;
 		return;
 	}
+	local = gx_agg_local_init(smem, aspec, local_capacity);
 	for (uint32_t p = blockIdx.x; p < npages; p += gridDim.x)
 	{
 		GxPageRef	ref = refs[p];
@@ -190,7 +195,7 @@ join_agg_kernel(GxBatch *batch, const unsigned char *pages, const GxProgram *__r
 		gx_load_page(page, pages + (size_t) ref.buf_id * GX_BLCKSZ);
 		for (uint32_t off = threadIdx.x + 1; off <= ref.nline; off += blockDim.x)
 		{
-			int			rc = gx_join_agg_tuple(prog, aspec, jspec, t, ts,
+			int			rc = gx_join_agg_tuple(prog, aspec, jspec, local, t, ts,
 											   (const unsigned char *) page, &ref, off,
 											   regs, keybuf, match);
 
@@ -203,6 +208,7 @@ join_agg_kernel(GxBatch *batch, const unsigned char *pages, const GxProgram *__r
 	}
 	if (my_rows)
 		atomicAdd((unsigned long long *) &t->rows, (unsigned long long) my_rows);
+	gx_agg_local_merge(local, t, aspec);
 }
 
 /* Launch a fused join aggregation: program and both specs to device memory, then run. */
@@ -210,6 +216,10 @@ cudaError_t
 gx_launch_join_agg(const GxLaunch *l, cudaStream_t s)
 {
 	const GxBatch *b = l->batch_host;
+	const GxProgram *host_prog = (const GxProgram *) ((const char *) b + b->program_offset);
+	const GxAggSpec *host_spec = (const GxAggSpec *) gx_program_spec(host_prog);
+	uint32_t	local_capacity = (uint32_t) b->arg;
+	size_t		smem = gx_agg_smem_bytes(local_capacity, host_spec->entry_size);
 	uint32_t	grid;
 	cudaError_t rc;
 
@@ -220,10 +230,17 @@ gx_launch_join_agg(const GxLaunch *l, cudaStream_t s)
 	rc = gx_copy_program(l, s);
 	if (rc != cudaSuccess)
 		return rc;
+	if (smem > 48 * 1024)
+	{
+		rc = cudaFuncSetAttribute(join_agg_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+								  (int) smem);
+		if (rc != cudaSuccess)
+			return rc;
+	}
 	grid = gx_page_grid(b->npages);
-	join_agg_kernel<<<grid, JOIN_THREADS, 0, s>>>(l->batch_dev, l->pages_dev,
-												  (const GxProgram *) l->scratch_dev,
-												  (GxAggTable *) l->task_dev,
-												  (GxJoinTables *) l->task2_dev);
+	join_agg_kernel<<<grid, JOIN_THREADS, smem, s>>>(l->batch_dev, l->pages_dev,
+													 (const GxProgram *) l->scratch_dev,
+													 (GxAggTable *) l->task_dev,
+													 (GxJoinTables *) l->task2_dev, local_capacity);
 	return cudaGetLastError();
 }

@@ -210,7 +210,7 @@ cpu_agg(GxBatch *batch)
 		for (uint32 off = 1; off <= refs[p].nline; off++)
 		{
 			int			rc = jtables ?
-				gx_join_agg_tuple(prog, spec, jspec, table, jtables, page, &refs[p], off,
+				gx_join_agg_tuple(prog, spec, jspec, NULL, table, jtables, page, &refs[p], off,
 								  regs, keybuf, match) :
 				gx_agg_tuple(prog, spec, table, page, &refs[p], off, regs, keybuf);
 
