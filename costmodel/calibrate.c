@@ -42,6 +42,7 @@
 #include "fmgr.h"
 #include "funcapi.h"
 #include "miscadmin.h"
+#include "optimizer/optimizer.h"
 #include "portability/instr_time.h"
 #include "storage/bufmgr.h"
 #include "storage/fd.h"
@@ -366,6 +367,26 @@ measure_host_page(Oid relid)
 	return best;
 }
 
+/*
+ * Host work per group a GpuAgg finishes (fetching it from the group table,
+ * forming its row), on the GPU where there is one: every row of the
+ * scratch table its own group against one group, less what PostgreSQL
+ * charges per row above (at unit_us per cost unit).  On the CPU engine the
+ * difference also holds the scattered updates of the large table, so there
+ * it is an upper bound.
+ */
+static double
+measure_host_group(const char *scratch, double unit_us)
+{
+	double		many = gx_time_query(psprintf("SELECT count(*) FROM (SELECT id FROM %s GROUP BY id) s",
+											  scratch), 3);
+	double		one = gx_time_query(psprintf("SELECT count(*) FROM (SELECT v / 1000 FROM %s GROUP BY 1) s",
+											 scratch), 3);
+	double		per_group = (many - one) / SCRATCH_ROWS - (cpu_tuple_cost + cpu_operator_cost) * unit_us;
+
+	return Max(per_group, 0.01);
+}
+
 /* The link and the device, through the service. */
 static bool
 measure_device(Measured *m, int *n)
@@ -460,6 +481,8 @@ gpuext_calibrate(PG_FUNCTION_ARGS)
 	int			guc_level;
 	double		slow_page_us;
 	double		fast_page_us;
+	int			cost_unit;
+	const char *why;
 
 	schema = gx_calibration_start();
 	InitMaterializedSRF(fcinfo, 0);
@@ -488,6 +511,7 @@ gpuext_calibrate(PG_FUNCTION_ARGS)
 	gx_set_local("max_parallel_workers_per_gather", "0");
 	scan_sql = psprintf("SELECT count(*) FROM %s WHERE v >= 0", scratch);
 	(void) gx_time_query(scan_sql, 1);		/* warm the buffers */
+	cost_unit = n;
 	m[n++] = (Measured) {"cost_unit_us", gx_time_query(scan_sql, 5) / gx_planned_cost(scan_sql), "us"};
 	m[n] = (Measured) {"index_cost_scale", measure_index_page_scale(scratch, m[n - 1].value), "ratio"};
 	n++;
@@ -521,6 +545,10 @@ gpuext_calibrate(PG_FUNCTION_ARGS)
 		m[n++] = (Measured) {"cpu_engine_row_ns",
 			Max(us - pages_us, 0) * 1000.0 / SCRATCH_ROWS / 4, "ns"};
 	}
+	gx_set_local("gpuext.enable_gpuagg", "on");
+	if (gx_service_has_gpu(&why))
+		gx_set_local("gpuext.device", "gpu");
+	m[n++] = (Measured) {"host_group_us", measure_host_group(scratch, m[cost_unit].value), "us"};
 	AtEOXact_GUC(true, guc_level);
 
 	(void) measure_device(m, &n);
