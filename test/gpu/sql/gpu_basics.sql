@@ -162,6 +162,21 @@ SELECT device_memory_in_use = 0 AND dma_arena_in_use = 0 AS released FROM gpuext
 SELECT gpuext_debug_sleep(10, 16, 'gpu');
 
 --
+-- a group table whose creation failed on the device had no owner and
+-- stayed in device memory until the backend exited (found on the H100 by
+-- 006_join_cancel_crash): the service frees it at once
+--
+SET gpuext.force_offload = on;
+SET max_parallel_workers_per_gather = 0;
+SET gpuext.debug_inject_fault = 'kernel';
+SELECT val % 10 AS k, count(*) FROM gb GROUP BY 1 ORDER BY 1 LIMIT 1;
+\echo sqlstate :LAST_ERROR_SQLSTATE
+RESET gpuext.debug_inject_fault;
+SELECT device_memory_in_use = 0 AND dma_arena_in_use = 0 AS released FROM gpuext_status();
+RESET gpuext.force_offload;
+RESET max_parallel_workers_per_gather;
+
+--
 -- the end: nothing held
 --
 DROP TABLE gb;
