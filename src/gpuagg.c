@@ -1025,6 +1025,14 @@ build_agg_program(GpuAggState *gas)
 	return true;
 }
 
+/*
+ * gpuext.agg_private_max_groups: a GPU block aggregates into a private
+ * table in shared memory first when the planner expects at most this many
+ * groups (hot groups then stay out of the global table's atomics; those
+ * that do not fit go to the global table)
+ */
+static int	agg_private_max_groups = 64;
+
 /* Size the group table from the estimate; few groups get private tables. */
 static void
 size_tables(GpuAggState *gas)
@@ -1036,7 +1044,7 @@ size_tables(GpuAggState *gas)
 	gas->capacity = 1;
 	while (gas->capacity < want)
 		gas->capacity <<= 1;
-	if (gas->est_groups <= 64)
+	if (gas->est_groups <= agg_private_max_groups)
 	{
 		local = 1;
 		while (local * 2 <= local_budget / gas->spec.entry_size && local < 256)
@@ -1896,6 +1904,13 @@ gpuagg_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 void
 gx_gpuagg_init(void)
 {
+	DefineCustomIntVariable("gpuext.agg_private_max_groups",
+							"GpuAgg gives each GPU block a private group table in shared memory when "
+							"at most this many groups are expected.",
+							"Rows of hot groups are then combined in shared memory; groups that do not "
+							"fit go to the global table. 0: never.",
+							&agg_private_max_groups, 64, 0, INT_MAX,
+							PGC_USERSET, 0, NULL, NULL, NULL);
 	RegisterCustomScanMethods(&gpuagg_plan_methods);
 	prev_create_upper_paths_hook = create_upper_paths_hook;
 	create_upper_paths_hook = gpuagg_add_paths;
