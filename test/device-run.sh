@@ -1,0 +1,77 @@
+#!/bin/bash
+# One command on the GPU machine (the device tool's run, with the git-excluded
+# .gpu folder carried: see ../shared/gpu/README.md), within its 10 minutes:
+#
+#   bash test/device-run.sh tests
+#       GPUEXT_REQUIRE_GPU=1 make test, the differential fuzzer (2 x 5,000
+#       queries, seeds 7 and 11) and SQLsmith (2 passes of 10,000 queries)
+#       side by side, each against its own private PostgreSQL copy; about 6
+#       minutes on 16 cores.  FUZZ_N, SMITH_N change the sizes.
+#   bash test/device-run.sh bench TAG [VAR=VALUE ...]
+#       one make bench with those variables (e.g. SCALE=10 QUERIES=ssb); its
+#       output folder packed as $OUT/TAG.tar.xz.
+#
+# Every command installs the PostgreSQL bundle first (.gpu/install-pg-bundle.sh)
+# and the ICU headers that PostgreSQL's pg_locale.h includes (.gpu/icu, copied
+# there from /usr/include/unicode: the bundle lacks them).  Logs go to $OUT,
+# which the device tool brings back (at most 8 files).
+set -u
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+cd "$ROOT"
+OUT=${OUT:-/tmp/out}
+mkdir -p "$OUT"
+T0=$(date +%s)
+elapsed() { echo $(($(date +%s) - T0)); }
+
+case "${1:-}" in
+  tests|bench) ;;
+  *) sed -n '2,/^set -u/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 2 ;;
+esac
+if ! command -v pg_config >/dev/null; then
+  bash .gpu/install-pg-bundle.sh >/tmp/install.log 2>&1 || { tail -30 /tmp/install.log; exit 1; }
+fi
+[ -d /usr/include/unicode ] || cp -r .gpu/icu/unicode /usr/include/ 2>/dev/null
+command -v nvidia-smi >/dev/null && nvidia-smi -L | head -4
+
+case "${1:-}" in
+  tests)
+    make -j"$(nproc)" -s >/tmp/build.log 2>&1 || { cat /tmp/build.log; exit 1; }
+    P1=$(bash test/private-pg.sh /opt/pgwt/fuzz-a)
+    P2=$(bash test/private-pg.sh /opt/pgwt/fuzz-b)
+    P3=$(bash test/private-pg.sh /opt/pgwt/smith)
+    echo "setup $(elapsed) s"
+    L=${LIMIT:-540}
+    (timeout "$L" env GPUEXT_REQUIRE_GPU=1 make test >"$OUT/test.log" 2>&1
+     echo "make test rc=$? at $(elapsed) s" >>/tmp/rc.txt) &
+    (timeout "$L" env PG_CONFIG="$P1" FUZZ_N="${FUZZ_N:-5000}" FUZZ_SEED=7 \
+       FUZZ_OUT="$OUT/fuzz7-report.txt" bash test/fuzz/run.sh >/tmp/fuzz7.log 2>&1
+     echo "fuzz seed 7 rc=$? at $(elapsed) s" >>/tmp/rc.txt) &
+    (timeout "$L" env PG_CONFIG="$P2" FUZZ_N="${FUZZ_N:-5000}" FUZZ_SEED=11 \
+       FUZZ_OUT="$OUT/fuzz11-report.txt" bash test/fuzz/run.sh >/tmp/fuzz11.log 2>&1
+     echo "fuzz seed 11 rc=$? at $(elapsed) s" >>/tmp/rc.txt) &
+    (timeout "$L" env PG_CONFIG="$P3" SQLSMITH_N="${SMITH_N:-10000}" SQLSMITH_SEED=3 \
+       bash test/fuzz/sqlsmith.sh >"$OUT/sqlsmith.log" 2>&1
+     echo "sqlsmith rc=$? at $(elapsed) s" >>/tmp/rc.txt) &
+    wait
+    cat /tmp/rc.txt
+    tail -4 "$OUT/test.log"
+    grep -E "FAILED|^== failed" "$OUT/test.log" | head -20
+    grep -hE "^fuzz summary|^  outcomes" "$OUT"/fuzz*-report.txt
+    grep -E "^== sqlsmith" "$OUT/sqlsmith.log"
+    # the test cluster's server log, for crashes and the service's messages
+    for d in /tmp/gpuext-test.*; do
+      [ -f "$d/server.log" ] && tail -c 3000000 "$d/server.log" | xz -1 >"$OUT/server.log.xz"
+    done
+    ! grep -q "rc=[^0]" /tmp/rc.txt
+    ;;
+  bench)
+    TAG=${2:?usage: device-run.sh bench TAG [VAR=VALUE ...]}
+    shift 2
+    env "$@" MAKEFLAGS=-j"$(nproc)" BENCH_OUT="/tmp/bench-$TAG" make bench >"$OUT/$TAG-bench.log" 2>&1
+    rc=$?
+    echo "bench $TAG rc=$rc after $(elapsed) s"
+    tail -60 "$OUT/$TAG-bench.log"
+    tar -C /tmp -cJf "$OUT/$TAG.tar.xz" "bench-$TAG"
+    exit $rc
+    ;;
+esac
