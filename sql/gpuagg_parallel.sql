@@ -70,3 +70,32 @@ SET gpuext.enabled = off;
 SELECT g, count(*), sum(i4), min(i2), max(d) FROM gx_agg GROUP BY g ORDER BY g;
 SELECT count(*), sum(c) FROM (SELECT id, count(*) AS c FROM gx_agg_many GROUP BY id) s;
 RESET gpuext.enabled;
+
+-- a GpuAgg fused over a GpuJoin in parallel (each participant builds the
+-- inner tables and probes its share of the pages; on the CPU engine, which
+-- cannot share a group table, the last participant runs the stock plan):
+-- the same groups either way.  (The plan is shown: the costs that choose
+-- it are the CPU engine's on every machine, since the fused join is costed
+-- so.)
+CREATE TABLE gx_agg_pfact AS
+SELECT x AS id, x % 500 AS k, x % 97 AS v FROM generate_series(1, 300000) x;
+CREATE TABLE gx_agg_pdim AS SELECT x AS k, 'g' || (x % 7) AS label FROM generate_series(0, 499) x;
+ANALYZE gx_agg_pfact;
+ANALYZE gx_agg_pdim;
+SET max_parallel_workers_per_gather = 4;
+SET parallel_setup_cost = 10;
+SET parallel_tuple_cost = 0.1;
+SET gpuext.force_offload = on;
+EXPLAIN (COSTS OFF)
+SELECT d.label, count(*), sum(f.v) FROM gx_agg_pfact f JOIN gx_agg_pdim d ON f.k = d.k GROUP BY d.label;
+SELECT d.label, count(*), sum(f.v), max(f.id) FROM gx_agg_pfact f JOIN gx_agg_pdim d ON f.k = d.k
+ GROUP BY d.label ORDER BY 1;
+SET gpuext.enabled = off;
+SELECT d.label, count(*), sum(f.v), max(f.id) FROM gx_agg_pfact f JOIN gx_agg_pdim d ON f.k = d.k
+ GROUP BY d.label ORDER BY 1;
+RESET gpuext.enabled;
+RESET gpuext.force_offload;
+SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0;
+SET max_parallel_workers_per_gather = 2;
+DROP TABLE gx_agg_pfact, gx_agg_pdim;

@@ -363,6 +363,18 @@ cheapest_stock_path(RelOptInfo *rel, bool parallel_safe)
 	return best;
 }
 
+/* Are all these paths parallel safe (run whole inside a participant)? */
+static bool
+all_parallel_safe(List *paths)
+{
+	ListCell   *lc;
+
+	foreach(lc, paths)
+		if (!((Path *) lfirst(lc))->parallel_safe)
+			return false;
+	return true;
+}
+
 /*
  * Cost of a GpuAgg: the scan (host page work overlapped with the device),
  * the device's aggregation, fetching the groups, finishing them on the
@@ -633,7 +645,7 @@ gpuagg_add_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo *input_r
 				&having_cost);
 	if (join_path != NULL)
 	{
-		/* the fused join runs on the CPU engine: costed so */
+		/* a fused join is costed as on the CPU engine (see gx_gpujoin_fusable) */
 		cost_gpuagg(cpath, scan_rel, ngroups, list_length(exprs) * 3.0, entry_size, 0, false,
 					&having_cost);
 		/* the join's inner plans follow the fallback; the path is kept for planning */
@@ -651,15 +663,17 @@ gpuagg_add_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo *input_r
 
 	/*
 	 * Parallel workers feed one device table; the last one returns the
-	 * groups.  (Without a GPU it is only planned when forced: the CPU engine
+	 * groups.  Over a join, each participant builds the inner tables (its
+	 * own copy of the inner plans runs in it, so they must be parallel
+	 * safe).  (Without a GPU it is only planned when forced: the CPU engine
 	 * cannot share a table, so the stock plan then runs in the last
 	 * participant.)
 	 */
-	if (join_path == NULL && (gpu || gpuext_force_offload) && input_rel->consider_parallel &&
+	if ((gpu || gpuext_force_offload) && scan_rel->consider_parallel &&
 		output_rel->consider_parallel && parallel_fallback != NULL &&
-		max_parallel_workers_per_gather > 0)
+		max_parallel_workers_per_gather > 0 && all_parallel_safe(join_inner_paths))
 	{
-		int			workers = compute_parallel_worker(input_rel, input_rel->pages, -1,
+		int			workers = compute_parallel_worker(scan_rel, scan_rel->pages, -1,
 													  max_parallel_workers_per_gather);
 
 		if (workers > 0)
@@ -668,14 +682,23 @@ gpuagg_add_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo *input_r
 			double		rows = ngroups;
 
 			memcpy(ppath, cpath, sizeof(CustomPath));
-			ppath->custom_paths = list_make1(parallel_fallback);
+			ppath->custom_paths = list_concat(list_make1(parallel_fallback),
+											  list_copy(join_inner_paths));
 			ppath->path.parallel_aware = true;
 			ppath->path.parallel_safe = true;
 			ppath->path.parallel_workers = workers;
-			cost_gpuagg(ppath, input_rel, ngroups, list_length(exprs) * 3.0, entry_size,
-						workers, gpu, &having_cost);
+			/* (a fused join costed on the CPU engine, as above) */
+			cost_gpuagg(ppath, scan_rel, ngroups, list_length(exprs) * 3.0, entry_size,
+						workers, gpu && join_path == NULL, &having_cost);
+			ppath->path.startup_cost += join_cost;
+			ppath->path.total_cost += join_cost;
 			gather = (Path *) create_gather_path(root, output_rel, (Path *) ppath,
 												 output_rel->reltarget, NULL, &rows);
+			if (join_path != NULL && gpuext_force_offload)
+			{
+				gather->startup_cost *= 1e-6;
+				gather->total_cost *= 1e-6;
+			}
 		}
 	}
 
@@ -1344,6 +1367,26 @@ fetch_groups(GpuAggState *gas)
 	return true;
 }
 
+/*
+ * Build the fused join's inner tables (registered with the CPU engine);
+ * on the GPU they then go to the device beside the group table.  The
+ * batches name them in arg2.  False (with the reason) when they cannot.
+ */
+static bool
+build_fused_join(GpuAggState *gas)
+{
+	bool		ok = gx_fused_join_build(gas->fj, gas->css.ss.ss_currentRelation,
+										 &gas->join_table_id, &gas->fallback_reason);
+
+	if (ok && !gas->task_is_cpu)
+	{
+		gas->join_table_id = gx_fused_join_upload(gas->fj, gas->task_id, &gas->fallback_reason);
+		ok = gas->join_table_id != 0;
+	}
+	gas->pipe.batch_arg2 = gas->join_table_id;
+	return ok;
+}
+
 /* Attach to a parallel aggregation; false if the results were taken already. */
 static void
 parallel_attach(GpuAggState *gas)
@@ -1402,10 +1445,13 @@ run_aggregation(GpuAggState *gas)
 		}
 		gas->task_id = gas->shared->task_id;
 		gas->pipe.task_id = gas->task_id;
-		if (ok)
-			ok = aggregate_batches(gas);
+		/* over a join, each participant builds and uploads its inner tables */
+		ok = ok && (gas->fj == NULL || build_fused_join(gas));
+		ok = ok && aggregate_batches(gas);
 		if (!parallel_detach(gas, !ok))
 		{
+			if (gas->fj)
+				gx_fused_join_reset(gas->fj);
 			gas->phase = GPUAGG_DONE;
 			return;
 		}
@@ -1414,19 +1460,7 @@ run_aggregation(GpuAggState *gas)
 	else
 	{
 		ok = ok && create_table(gas);
-		if (ok && gas->fj)
-		{
-			ok = gx_fused_join_build(gas->fj, gas->css.ss.ss_currentRelation,
-									 &gas->join_table_id, &gas->fallback_reason);
-			/* on the GPU, the tables go to the device beside the group table */
-			if (ok && !gas->task_is_cpu)
-			{
-				gas->join_table_id = gx_fused_join_upload(gas->fj, gas->task_id,
-														  &gas->fallback_reason);
-				ok = gas->join_table_id != 0;
-			}
-			gas->pipe.batch_arg2 = gas->join_table_id;
-		}
+		ok = ok && (gas->fj == NULL || build_fused_join(gas));
 		ok = ok && aggregate_batches(gas);
 	}
 	INSTR_TIME_SET_CURRENT(t1);

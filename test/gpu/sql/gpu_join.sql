@@ -80,5 +80,17 @@ SET gpuext.force_offload = on;
 SELECT line FROM (SELECT btrim(l) AS line FROM gjg_explain_lines(
   'SELECT d.name, count(*) FROM gjg_fact f JOIN gjg_d1 d ON f.a = d.k GROUP BY d.name') l) s
  WHERE line LIKE 'Result From%';
+-- in parallel: each participant builds its inner tables, probes its share
+-- of the pages and adds to the one device group table; the last returns it
+SET max_parallel_workers_per_gather = 4;
+SET parallel_setup_cost = 10;
+SET min_parallel_table_scan_size = 0;
+SELECT gjg_diff('SELECT d.name, count(*), sum(f.b) FROM gjg_fact f JOIN gjg_d1 d ON f.a = d.k GROUP BY d.name');
+SELECT bool_or(line LIKE '%Parallel Custom Scan (GpuAgg)%') AS parallel_gpuagg
+  FROM (SELECT btrim(l) AS line FROM gjg_explain_lines(
+    'SELECT d.name, count(*) FROM gjg_fact f JOIN gjg_d1 d ON f.a = d.k GROUP BY d.name') l) s;
+RESET max_parallel_workers_per_gather;
+RESET parallel_setup_cost;
+RESET min_parallel_table_scan_size;
 RESET gpuext.force_offload;
 SELECT sum(memory_used_by_gpuext) = 0 AS device_memory_released FROM gpuext_devices();
