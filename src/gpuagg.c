@@ -500,13 +500,20 @@ gpuagg_add_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo *input_r
 		return;
 	if (!parse->hasAggs && parse->groupClause == NIL)
 		return;
+	/* gpuext.device = gpu plans for the GPU even while none is up */
+	gpu = gpuext_device_mode == GPUEXT_DEVICE_GPU ||
+		(gpuext_device_mode == GPUEXT_DEVICE_AUTO && gx_service_has_gpu(&why));
+	if (!gpu && !gpuext_force_offload)
+		return;
 	/* over a join: a GpuJoin of the table whose quals all run on the device */
 	if (input_rel->reloptkind == RELOPT_JOINREL && gpuext_enable_gpujoin)
 	{
 		Index		fact_relid;
 
-		join_path = gx_gpujoin_fusable(input_rel, &fact_relid, &join_quals, &join_inner_paths,
-									   &join_cost);
+		/* (its kernels fused with ours, or the CPU engine's work) */
+		gpu = gpu && gx_gpujoin_kernels_enabled();
+		join_path = gx_gpujoin_fusable(input_rel, gpu, &fact_relid, &join_quals,
+									   &join_inner_paths, &join_cost);
 		if (join_path == NULL)
 			return;
 		scan_rel = find_base_rel(root, fact_relid);
@@ -516,11 +523,6 @@ gpuagg_add_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo *input_r
 	rte = planner_rt_fetch(scan_rel->relid, root);
 	if (rte->rtekind != RTE_RELATION || rte->inh || rte->tablesample ||
 		(rte->relkind != RELKIND_RELATION && rte->relkind != RELKIND_MATVIEW))
-		return;
-	/* gpuext.device = gpu plans for the GPU even while none is up */
-	gpu = gpuext_device_mode == GPUEXT_DEVICE_GPU ||
-		(gpuext_device_mode == GPUEXT_DEVICE_AUTO && gx_service_has_gpu(&why));
-	if (!gpu && !gpuext_force_offload)
 		return;
 
 	/* every scan qual must run on the device: rows are aggregated there */
@@ -645,9 +647,6 @@ gpuagg_add_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo *input_r
 				&having_cost);
 	if (join_path != NULL)
 	{
-		/* a fused join is costed as on the CPU engine (see gx_gpujoin_fusable) */
-		cost_gpuagg(cpath, scan_rel, ngroups, list_length(exprs) * 3.0, entry_size, 0, false,
-					&having_cost);
 		/* the join's inner plans follow the fallback; the path is kept for planning */
 		cpath->custom_paths = list_concat(cpath->custom_paths, list_copy(join_inner_paths));
 		cpath->custom_private = lappend(cpath->custom_private, join_path);
@@ -687,9 +686,8 @@ gpuagg_add_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo *input_r
 			ppath->path.parallel_aware = true;
 			ppath->path.parallel_safe = true;
 			ppath->path.parallel_workers = workers;
-			/* (a fused join costed on the CPU engine, as above) */
 			cost_gpuagg(ppath, scan_rel, ngroups, list_length(exprs) * 3.0, entry_size,
-						workers, gpu && join_path == NULL, &having_cost);
+						workers, gpu, &having_cost);
 			ppath->path.startup_cost += join_cost;
 			ppath->path.total_cost += join_cost;
 			gather = (Path *) create_gather_path(root, output_rel, (Path *) ppath,

@@ -2226,10 +2226,11 @@ inner_paths_parallel_safe(GpuJoinPath *gp)
  * no host filter over the joined row.  Returns it (the cheapest such,
  * preferring those whose inner plans are parallel safe), with
  * the scanned relation, its device quals (RestrictInfos), the inner paths,
- * and the cost of the join beyond the outer scan; NULL when none.
+ * and the cost of the join beyond the outer scan, on the GPU if 'gpu' (the
+ * fused kernels), else on the CPU engine; NULL when none.
  */
 Path *
-gx_gpujoin_fusable(RelOptInfo *joinrel, Index *fact_relid, List **device_quals,
+gx_gpujoin_fusable(RelOptInfo *joinrel, bool gpu, Index *fact_relid, List **device_quals,
 				   List **inner_paths, Cost *join_cost)
 {
 	GpuJoinPath *best = NULL;
@@ -2286,12 +2287,7 @@ gx_gpujoin_fusable(RelOptInfo *joinrel, Index *fact_relid, List **device_quals,
 		jin.outer_rows = joinrel->rows;
 		jin.depths = best->ndepths;
 		jin.rows_out = 0;		/* rows stay on the device */
-		/*
-		 * costed as on the CPU engine: the fused kernel's rate has not been
-		 * measured into the cost model yet (it ran at 5-9 GB/s on the H100,
-		 * bound by one process's page work)
-		 */
-		jin.gpu = false;
+		jin.gpu = gpu;
 		gx_cost_join(&jin, &startup, &run);
 		*join_cost += startup + run;
 	}
