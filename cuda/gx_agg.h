@@ -54,8 +54,9 @@ typedef enum GxAggKind
 	GX_AGG_KEY_SCALE,			/* n, largest display scale of a numeric key */
 	GX_AGG_MIN_NUMERIC,			/* n, int64 min at a fixed scale, min and max input scale */
 	GX_AGG_MAX_NUMERIC,
-	GX_AGG_VARIANCE				/* n, int128 sum and sum of squares (integers or
+	GX_AGG_VARIANCE,			/* n, int128 sum and sum of squares (integers or
 								 * numeric at a fixed scale), max scale */
+	GX_AGG_VARIANCE_FLOAT		/* n, double sum, max |v|, double sum of squares */
 } GxAggKind;
 
 typedef struct GxAggKey
@@ -126,6 +127,7 @@ gx_agg_entry(GxAggTable *t, const GxAggSpec *spec, uint64_t i)
 #define GX_ACC_SQ_ABSSUM(p) ((double *) ((p) + 56))	/* VARIANCE: the same in double */
 #define GX_ACC_MINSCALE(p)	((int32_t *) ((p) + 16))	/* MIN/MAX_NUMERIC: least input scale */
 #define GX_ACC_LSB(p)		((int32_t *) ((p) + 24))	/* SUM_FLOAT: least bit's exponent */
+#define GX_ACC_FSQ(p)		((double *) ((p) + 24))	/* VARIANCE_FLOAT: sum of squares */
 
 /*
  * Sums that the device cannot vouch for: an int128 numeric sum (or sum of
@@ -153,6 +155,8 @@ gx_agg_acc_size(int kind)
 			return 32;			/* n, lo, hi, max scale */
 		case GX_AGG_SUM_FLOAT:
 			return 32;			/* n, sum, max |v| */
+		case GX_AGG_VARIANCE_FLOAT:
+			return 32;			/* n, sum, max |v|, sum of squares */
 		case GX_AGG_VARIANCE:
 			return 64;			/* as SUM_NUMERIC, then sum of squares, its |bound| */
 		case GX_AGG_MIN_NUMERIC:
@@ -372,6 +376,11 @@ gx_agg_init_entry(const GxAggSpec *spec, unsigned char *entry)
 				*GX_ACC_F64(acc) = f->neg_zero_init ? -0.0 : 0.0;
 				*GX_ACC_MAXABS(acc) = 0;
 				*GX_ACC_LSB(acc) = GX_INT32_MAX;
+				break;
+			case GX_AGG_VARIANCE_FLOAT:
+				*GX_ACC_F64(acc) = 0.0;
+				*GX_ACC_MAXABS(acc) = 0;
+				*GX_ACC_FSQ(acc) = 0.0;
 				break;
 			case GX_AGG_MIN_INT:
 				*GX_ACC_I64(acc) = GX_INT64_MAX;
@@ -639,6 +648,14 @@ gx_agg_accumulate(const GxAggSpec *spec, unsigned char *entry, const GxDatum *re
 						GX_MIN_I32(GX_ACC_LSB(acc), gx_lsb_exponent(abs_bits));
 				}
 				break;
+			case GX_AGG_VARIANCE_FLOAT:
+				/* infinities and NaN follow PostgreSQL's own rules: the host's */
+				if (gx_isnan(r->v.f) || gx_isinf(r->v.f))
+					return -1;
+				GX_ADD_F64(GX_ACC_F64(acc), r->v.f);
+				GX_ADD_F64(GX_ACC_FSQ(acc), r->v.f * r->v.f);
+				GX_MAX_U64(GX_ACC_MAXABS(acc), *(const uint64_t *) &r->v.f & ~(UINT64_C(1) << 63));
+				break;
 			case GX_AGG_MIN_INT:
 				GX_MIN_I64(GX_ACC_I64(acc), r->v.i);
 				break;
@@ -715,6 +732,11 @@ gx_agg_merge(const GxAggSpec *spec, unsigned char *dst, const unsigned char *src
 				GX_ADD_F64(GX_ACC_F64(d), *(const double *) (s + 8));
 				GX_MAX_U64(GX_ACC_MAXABS(d), *(const uint64_t *) (s + 16));
 				GX_MIN_I32(GX_ACC_LSB(d), *(const int32_t *) (s + 24));
+				break;
+			case GX_AGG_VARIANCE_FLOAT:
+				GX_ADD_F64(GX_ACC_F64(d), *(const double *) (s + 8));
+				GX_MAX_U64(GX_ACC_MAXABS(d), *(const uint64_t *) (s + 16));
+				GX_ADD_F64(GX_ACC_FSQ(d), *(const double *) (s + 24));
 				break;
 			case GX_AGG_MIN_INT:
 				GX_MIN_I64(GX_ACC_I64(d), *(const int64_t *) (s + 8));

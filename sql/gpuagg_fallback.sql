@@ -19,7 +19,7 @@ SELECT gx_agg_diff($$SELECT g, sum(i4 ORDER BY id) AS s FROM gx_agg GROUP BY g$$
 SELECT gx_agg_diff($$SELECT g, bool_or(b) AS s FROM gx_agg GROUP BY g$$);
 SELECT gx_agg_diff($$SELECT g, min(t) AS a, max(vc) AS b FROM gx_agg GROUP BY g$$);
 SELECT gx_agg_diff($$SELECT g, min(n) AS a, max(n2) AS b FROM gx_agg GROUP BY g$$);
-SELECT gx_agg_diff($$SELECT g, stddev(f8) AS a, variance(f4) AS b FROM gx_agg GROUP BY g$$);
+SELECT gx_agg_diff($$SELECT g, corr(f8, f4) AS a, covar_pop(f8, f4) AS b FROM gx_agg GROUP BY g$$);
 SELECT gx_agg_diff($$SELECT g, bool_and(b) AS a, bit_or(i4) AS b FROM gx_agg GROUP BY g$$);
 SELECT gx_agg_diff($$SELECT g, string_agg(vc, ',' ORDER BY id) AS a FROM gx_agg WHERE id < 100 GROUP BY g$$);
 SELECT gx_agg_diff($$SELECT g, count(*) AS c, bit_and(i4) AS s FROM gx_agg GROUP BY g$$);

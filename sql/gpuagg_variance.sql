@@ -3,7 +3,7 @@
 -- stddev, stddev_samp, stddev_pop) of int2, int4, int8 and numeric.  The
 -- device keeps the exact count, sum and sum of squares; PostgreSQL's own
 -- final function turns them into the result, so every digit and display
--- scale is PostgreSQL's.  float4/float8 variances stay with PostgreSQL.
+-- scale is PostgreSQL's.  float4/float8: see below.
 --
 \set VERBOSITY terse
 SET gpuext.regression_test_mode = on;
@@ -64,6 +64,29 @@ SELECT gx_agg_diff($$SELECT g, stddev(i8) AS a FROM gx_agg_var WHERE g = 6 GROUP
 SELECT gx_agg_diff($$SELECT g, stddev(n * 0.0000000001) AS a FROM gx_agg_var GROUP BY g$$);
 SELECT gx_agg_diff($$SELECT g, stddev(n * 0.5) AS a, variance(n * 0.0001) AS b FROM gx_agg_var GROUP BY g$$);
 DROP TABLE gx_agg_var;
+
+-- float4 and float8: the device keeps the count and double sums of the
+-- values and of their squares, and PostgreSQL's final function finishes
+-- from {N, Sx, Sxx} (Sxx = sum of squares - Sx^2 / N), so results agree
+-- to about 13 digits (compared here to 10).  Values close together (more
+-- than three digits of Sxx cancelled, all equal among them), infinities
+-- and NaN: PostgreSQL's plan.
+SELECT gx_agg_diff($$SELECT g, variance(f8) AS a, var_samp(f8) AS b, var_pop(f8) AS c, stddev(f8) AS d, stddev_samp(f8) AS e, stddev_pop(f8) AS f FROM gx_agg GROUP BY g$$);
+SELECT gx_agg_diff($$SELECT g, variance(f4) AS a, stddev_pop(f4) AS b, var_samp(f4 * 2) AS c FROM gx_agg GROUP BY g$$);
+SELECT gx_agg_diff($$SELECT stddev(f8) AS a, var_pop(f4) AS b, stddev(f8) FILTER (WHERE b) AS c FROM gx_agg$$);
+CREATE TABLE gx_agg_fvar (g int, x float8);
+INSERT INTO gx_agg_fvar VALUES (1, 42), (2, NULL), (3, 1e9 + 1), (3, 1e9 + 2), (3, 1e9 + 3),
+  (4, 'Infinity'), (4, 1), (5, 'NaN'), (5, 2), (6, 2.5), (6, 2.5), (6, 2.5), (7, -3), (7, 4.5);
+ANALYZE gx_agg_fvar;
+SELECT gx_agg_diff($$SELECT g, variance(x) AS a, var_pop(x) AS b, stddev_pop(x) AS c FROM gx_agg_fvar WHERE g IN (1, 2, 7) GROUP BY g$$);
+SELECT gx_agg_diff($$SELECT g, variance(x) AS a FROM gx_agg_fvar WHERE g = 3 GROUP BY g$$);
+SELECT gx_agg_diff($$SELECT g, variance(x) AS a, var_pop(x) AS b FROM gx_agg_fvar WHERE g IN (4, 5) GROUP BY g$$);
+SELECT gx_agg_diff($$SELECT g, stddev(x) AS a FROM gx_agg_fvar WHERE g = 6 GROUP BY g$$);
+SET gpuext.force_offload = on;
+SELECT g, variance(x), var_pop(x), stddev(x), stddev_pop(x) FROM gx_agg_fvar WHERE g IN (1, 2, 7) GROUP BY g ORDER BY g;
+SELECT pg_typeof(variance(x)) AS f8, pg_typeof(stddev(x::float4)) AS f4 FROM gx_agg_fvar;
+RESET gpuext.force_offload;
+DROP TABLE gx_agg_fvar;
 
 -- parallel: every participant feeds one device table
 SET max_parallel_workers_per_gather = 2;

@@ -34,6 +34,7 @@
 #include "fmgr.h"
 #include "libpq/pqformat.h"
 #include "nodes/execnodes.h"
+#include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/fmgroids.h"
 #include "utils/numeric.h"
@@ -147,4 +148,44 @@ gx_finish_variance(GxStateFinisher *f, int64 n, Datum sum, Datum sum_squares, in
 	state = call_as_aggregate(f, &f->deserialfn, 2, PointerGetDatum(pq_endtypsend(&buf)),
 							  (Datum) 0, &state_isnull);
 	return call_as_aggregate(f, &f->finalfn, 1, state, (Datum) 0, isnull);
+}
+
+/*
+ * The final function of a variance or standard deviation aggregate over
+ * float4 or float8 (float8_var_samp and the like, on PostgreSQL's float8[3]
+ * state), looked up once.
+ */
+GxStateFinisher *
+gx_float_variance_finisher(Oid aggfnoid)
+{
+	GxStateFinisher *f = palloc0(sizeof(GxStateFinisher));
+	HeapTuple	tup;
+	Form_pg_aggregate agg;
+
+	tup = SearchSysCache1(AGGFNOID, ObjectIdGetDatum(aggfnoid));
+	if (!HeapTupleIsValid(tup))
+		elog(ERROR, "cache lookup failed for aggregate %u", aggfnoid);
+	agg = (Form_pg_aggregate) GETSTRUCT(tup);
+	if (agg->aggtranstype != FLOAT8ARRAYOID || !OidIsValid(agg->aggfinalfn))
+		elog(ERROR, "gpuext: cannot build the state of aggregate %u", aggfnoid);
+	fmgr_info(agg->aggfinalfn, &f->finalfn);
+	ReleaseSysCache(tup);
+	f->agg_node = makeNode(AggState);
+	return f;
+}
+
+/*
+ * Its value over n inputs with this sum and sum of squared deviations from
+ * their mean: the state PostgreSQL's transition function would have
+ * reached ({N, Sx, Sxx}), given to its final function.
+ */
+Datum
+gx_finish_float_variance(GxStateFinisher *f, double n, double sum, double deviations,
+						 bool *isnull)
+{
+	Datum		elems[3] = {Float8GetDatum(n), Float8GetDatum(sum), Float8GetDatum(deviations)};
+	ArrayType  *state = construct_array(elems, 3, FLOAT8OID, sizeof(float8), FLOAT8PASSBYVAL,
+										TYPALIGN_DOUBLE);
+
+	return call_as_aggregate(f, &f->finalfn, 1, PointerGetDatum(state), (Datum) 0, isnull);
 }

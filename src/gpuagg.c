@@ -84,7 +84,8 @@ typedef enum GxAggFinal
 	GXF_AVG_TO_FLOAT8,			/* avg(float4/float8) */
 	GXF_MINMAX,					/* the value, in the input type */
 	GXF_MINMAX_NUMERIC,			/* the numeric at its inputs' display scale */
-	GXF_VARIANCE				/* variance/stddev: PostgreSQL's final function */
+	GXF_VARIANCE,				/* variance/stddev: PostgreSQL's final function */
+	GXF_VARIANCE_FLOAT			/* the same over floats, from double sums */
 } GxAggFinal;
 
 typedef struct GxAggDef
@@ -127,18 +128,29 @@ static const GxAggDef gx_agg_defs[] = {
 	{F_MAX_FLOAT8, GX_AGG_MAX_FLOAT, GXF_MINMAX},
 	{F_MIN_NUMERIC, GX_AGG_MIN_NUMERIC, GXF_MINMAX_NUMERIC},
 	{F_MAX_NUMERIC, GX_AGG_MAX_NUMERIC, GXF_MINMAX_NUMERIC},
-#define VARIANCE_DEFS(type) \
-	{F_VARIANCE_##type, GX_AGG_VARIANCE, GXF_VARIANCE}, \
-	{F_VAR_SAMP_##type, GX_AGG_VARIANCE, GXF_VARIANCE}, \
-	{F_VAR_POP_##type, GX_AGG_VARIANCE, GXF_VARIANCE}, \
-	{F_STDDEV_##type, GX_AGG_VARIANCE, GXF_VARIANCE}, \
-	{F_STDDEV_SAMP_##type, GX_AGG_VARIANCE, GXF_VARIANCE}, \
-	{F_STDDEV_POP_##type, GX_AGG_VARIANCE, GXF_VARIANCE}
-	VARIANCE_DEFS(INT2),
-	VARIANCE_DEFS(INT4),
-	VARIANCE_DEFS(INT8),
-	VARIANCE_DEFS(NUMERIC),
+#define VARIANCE_DEFS(type, kind, final) \
+	{F_VARIANCE_##type, kind, final}, \
+	{F_VAR_SAMP_##type, kind, final}, \
+	{F_VAR_POP_##type, kind, final}, \
+	{F_STDDEV_##type, kind, final}, \
+	{F_STDDEV_SAMP_##type, kind, final}, \
+	{F_STDDEV_POP_##type, kind, final}
+	VARIANCE_DEFS(INT2, GX_AGG_VARIANCE, GXF_VARIANCE),
+	VARIANCE_DEFS(INT4, GX_AGG_VARIANCE, GXF_VARIANCE),
+	VARIANCE_DEFS(INT8, GX_AGG_VARIANCE, GXF_VARIANCE),
+	VARIANCE_DEFS(NUMERIC, GX_AGG_VARIANCE, GXF_VARIANCE),
+	VARIANCE_DEFS(FLOAT4, GX_AGG_VARIANCE_FLOAT, GXF_VARIANCE_FLOAT),
+	VARIANCE_DEFS(FLOAT8, GX_AGG_VARIANCE_FLOAT, GXF_VARIANCE_FLOAT),
 };
+
+/*
+ * A float variance from double sums loses digits to cancellation when the
+ * inputs' spread is small against their magnitude: when the sum of squared
+ * deviations is below this share of the sum of squares (more than three
+ * decimal digits cancelled), PostgreSQL's plan (Youngs-Cramer updates)
+ * runs instead.
+ */
+#define FLOAT_VARIANCE_MIN_SHARE	1e-3
 
 /* numeric sums keep this many decimals when the input's scale is unknown */
 #define DEFAULT_NUMERIC_SCALE	16
@@ -986,6 +998,8 @@ build_agg_program(GpuAggState *gas)
 		gas->defs[k] = def;
 		if (def->final == GXF_VARIANCE)
 			gas->finishers[k] = gx_variance_finisher(agg->aggfnoid);
+		else if (def->final == GXF_VARIANCE_FLOAT)
+			gas->finishers[k] = gx_float_variance_finisher(agg->aggfnoid);
 		f->kind = def->kind;
 		f->type = types[in];
 		f->reg = regs[in];
@@ -1240,11 +1254,26 @@ float4_sum_is_exact(const unsigned char *acc)
 }
 
 /*
+ * The sum of squared deviations from the mean of a float variance
+ * accumulator (n > 0): sum of squares - sum^2 / n, never below 0.
+ */
+static double
+float_deviations(const unsigned char *acc)
+{
+	double		n = (double) *(const uint64 *) acc;
+	double		sum = *(const double *) (acc + 8);
+	double		d = *(const double *) (acc + 24) - sum * sum / n;
+
+	return d > 0 ? d : 0;
+}
+
+/*
  * Can every result of every group be trusted?  A numeric sum whose inputs'
  * magnitudes add up past GX_NUMERIC_SUM_LIMIT may have wrapped its
  * 128 bits; a float input beyond GX_FLOAT_INPUT_LIMIT may have made
  * PostgreSQL's own accumulation overflow (an error there); a float4 sum
- * PostgreSQL's float4 additions could have rounded; a numeric
+ * PostgreSQL's float4 additions could have rounded; a float variance
+ * whose deviations cancelled more than FLOAT_VARIANCE_MIN_SHARE allows; a numeric
  * min/max over inputs of different display scales does not know which
  * of two equal values PostgreSQL would return (1.5 or 1.50: it keeps the
  * later one, in scan order).
@@ -1257,8 +1286,8 @@ results_are_exact(GpuAggState *gas)
 		const GxAggFunc *f = &gas->spec.aggs[a];
 
 		if (f->kind != GX_AGG_SUM_NUMERIC && f->kind != GX_AGG_SUM_FLOAT &&
-			f->kind != GX_AGG_VARIANCE && f->kind != GX_AGG_MIN_NUMERIC &&
-			f->kind != GX_AGG_MAX_NUMERIC)
+			f->kind != GX_AGG_VARIANCE && f->kind != GX_AGG_VARIANCE_FLOAT &&
+			f->kind != GX_AGG_MIN_NUMERIC && f->kind != GX_AGG_MAX_NUMERIC)
 			continue;
 		for (uint64 g = 0; g < gas->ngroups; g++)
 		{
@@ -1270,8 +1299,11 @@ results_are_exact(GpuAggState *gas)
 				(*GX_ACC_ABSSUM(acc) >= GX_NUMERIC_SUM_LIMIT ||
 				 *GX_ACC_SQ_ABSSUM(acc) >= GX_NUMERIC_SUM_LIMIT))
 				return false;
-			if (f->kind == GX_AGG_SUM_FLOAT &&
+			if ((f->kind == GX_AGG_SUM_FLOAT || f->kind == GX_AGG_VARIANCE_FLOAT) &&
 				*(double *) GX_ACC_MAXABS(acc) >= GX_FLOAT_INPUT_LIMIT)
+				return false;
+			if (f->kind == GX_AGG_VARIANCE_FLOAT && *GX_ACC_N(acc) > 1 &&
+				float_deviations(acc) < FLOAT_VARIANCE_MIN_SHARE * *GX_ACC_FSQ(acc))
 				return false;
 			if (a < gas->naggs && gas->defs[a]->final == GXF_SUM_TO_FLOAT4 &&
 				!float4_sum_is_exact(acc))
@@ -1358,7 +1390,7 @@ fetch_groups(GpuAggState *gas)
 	}
 	if (!results_are_exact(gas))
 	{
-		gas->fallback_reason = "a result the device cannot vouch for (numeric or sum of squares near 10^38, a float input beyond 1e154, a float4 sum PostgreSQL would round, or numeric min/max over mixed display scales)";
+		gas->fallback_reason = "a result the device cannot vouch for (numeric or sum of squares near 10^38, a float input beyond 1e154, a float4 sum PostgreSQL would round, a float variance of values close together, or numeric min/max over mixed display scales)";
 		return false;
 	}
 	gas->empty_group = (gas->nkeys == 0 && gas->ngroups == 0);
@@ -1659,6 +1691,9 @@ agg_datum(GpuAggState *gas, int a, const unsigned char *entry, bool *isnull)
 										  int128_to_numeric_datum(s, scale),
 										  int128_to_numeric_datum(sq, 2 * scale), scale, isnull);
 			}
+		case GXF_VARIANCE_FLOAT:
+			return gx_finish_float_variance(gas->finishers[a], (double) n, *(const double *) (acc + 8),
+											float_deviations(acc), isnull);
 		case GXF_SUM_TO_FLOAT8:
 			return Float8GetDatum(*(const double *) (acc + 8));
 		case GXF_SUM_TO_FLOAT4:
