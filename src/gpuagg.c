@@ -1960,7 +1960,7 @@ gpuagg_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 		if (!gpuext_regression_test_mode && gas->pipe_started)
 		{
 			ExplainPropertyInteger("Pages", NULL, gas->pipe.npages, es);
-			ExplainPropertyFloat("Device Time", "ms", gas->pipe.engine.device_ms, 3, es);
+			gx_pipeline_explain_times(&gas->pipe, es);
 			ExplainPropertyFloat("Aggregation Time", "ms", gas->agg_ms, 3, es);
 			ExplainPropertyFloat("Fetch Time", "ms", gas->fetch_ms, 3, es);
 		}

@@ -2154,7 +2154,7 @@ gpujoin_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 		if (!gpuext_regression_test_mode)
 		{
 			ExplainPropertyInteger("Inner Table Bytes", NULL, gjs->table_bytes, es);
-			ExplainPropertyFloat("Device Time", "ms", gjs->pipe.engine.device_ms, 3, es);
+			gx_pipeline_explain_times(&gjs->pipe, es);
 		}
 	}
 }

@@ -676,7 +676,7 @@ gpuscan_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 			ExplainPropertyInteger("CPU Batches", NULL, e->cpu_batches, es);
 			ExplainPropertyInteger("Fallback Batches", NULL, e->fallback_batches, es);
 			ExplainPropertyInteger("Heap Bytes Read", "kB", gss->pipe.npages * BLCKSZ / 1024, es);
-			ExplainPropertyFloat("Device Time", "ms", e->device_ms, 3, es);
+			gx_pipeline_explain_times(&gss->pipe, es);
 		}
 	}
 }

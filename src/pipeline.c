@@ -16,7 +16,9 @@
  */
 #include "gpuext.h"
 
+#include "commands/explain.h"
 #include "miscadmin.h"
+#include "portability/instr_time.h"
 #include "storage/bufmgr.h"
 
 #include "pipeline.h"
@@ -63,6 +65,8 @@ start_batch(GxPipeline *p)
 	Size		proglen = p->program_len;
 	GxBatch    *batch;
 	uint32		n;
+	instr_time	t0,
+				t1;
 
 	if (p->src == NULL)
 		p->src = gx_pages_begin(p->rel, p->snapshot, p->pscan);
@@ -72,7 +76,11 @@ start_batch(GxPipeline *p)
 	gx_batch_layout(batch, p->kind, p->max_pages, proglen, p->out_per_page);
 	if (proglen > 0)
 		memcpy((char *) batch + batch->program_offset, p->program, proglen);
+	INSTR_TIME_SET_CURRENT(t0);
 	n = gx_pages_fill(p->src, (GxPageRef *) gx_batch_pages(batch), b->buffers, p->max_pages);
+	INSTR_TIME_SET_CURRENT(t1);
+	INSTR_TIME_SUBTRACT(t1, t0);
+	p->page_ms += INSTR_TIME_GET_MILLISEC(t1);
 	if (n == 0)
 	{
 		gx_engine_batch_free(&b->pb);
@@ -101,6 +109,8 @@ GxPipeBatch *
 gx_pipeline_next(GxPipeline *p)
 {
 	GxPipeBatch *b;
+	instr_time	t0,
+				t1;
 
 	while (p->count < p->depth && !p->source_done)
 		if (!start_batch(p))
@@ -108,7 +118,11 @@ gx_pipeline_next(GxPipeline *p)
 	if (p->count == 0)
 		return NULL;
 	b = &p->batches[p->head];
+	INSTR_TIME_SET_CURRENT(t0);
 	gx_engine_wait(&p->engine, &b->pb);
+	INSTR_TIME_SET_CURRENT(t1);
+	INSTR_TIME_SUBTRACT(t1, t0);
+	p->wait_ms += INSTR_TIME_GET_MILLISEC(t1);
 	return b;
 }
 
@@ -164,4 +178,17 @@ gx_pipeline_end(GxPipeline *p)
 	if (p->src)
 		gx_pages_end(p->src);
 	p->src = NULL;
+}
+
+/*
+ * EXPLAIN ANALYZE: where this process's time went (the device's time, and
+ * the host's: pinning and describing pages, waiting for results; the rest
+ * of the node's time is its own work on the results).
+ */
+void
+gx_pipeline_explain_times(GxPipeline *p, ExplainState *es)
+{
+	ExplainPropertyFloat("Device Time", "ms", p->engine.device_ms, 3, es);
+	ExplainPropertyFloat("Host Page Time", "ms", p->page_ms, 3, es);
+	ExplainPropertyFloat("Wait Time", "ms", p->wait_ms, 3, es);
 }

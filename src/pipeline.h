@@ -47,6 +47,8 @@ typedef struct GxPipeline
 	/* statistics for EXPLAIN ANALYZE */
 	uint64		nbatches;
 	uint64		npages;
+	double		page_ms;		/* pinning and describing pages */
+	double		wait_ms;		/* waiting for batch results */
 } GxPipeline;
 
 extern void gx_pipeline_init(GxPipeline *p, Relation rel, Snapshot snapshot, int kind,
@@ -56,5 +58,6 @@ extern GxPipeBatch *gx_pipeline_next(GxPipeline *p);
 extern void gx_pipeline_release(GxPipeline *p, GxPipeBatch *b);
 extern void gx_pipeline_reset(GxPipeline *p);
 extern void gx_pipeline_end(GxPipeline *p);
+extern void gx_pipeline_explain_times(GxPipeline *p, struct ExplainState *es);
 
 #endif							/* GPUEXT_PIPELINE_H */
