@@ -78,7 +78,9 @@ struct GxStateFinisher
 
 /*
  * Look up the state functions of a variance or standard deviation
- * aggregate once, for every group the node will finish.
+ * aggregate once, for every group the node will finish: those of its
+ * numeric state, or (over float4/float8, whose state is float8[3]) its
+ * final function alone.
  */
 GxStateFinisher *
 gx_variance_finisher(Oid aggfnoid)
@@ -91,10 +93,12 @@ gx_variance_finisher(Oid aggfnoid)
 	if (!HeapTupleIsValid(tup))
 		elog(ERROR, "cache lookup failed for aggregate %u", aggfnoid);
 	agg = (Form_pg_aggregate) GETSTRUCT(tup);
-	if (agg->aggserialfn != F_NUMERIC_POLY_SERIALIZE && agg->aggserialfn != F_NUMERIC_SERIALIZE)
+	if (agg->aggtranstype != FLOAT8ARRAYOID &&
+		agg->aggserialfn != F_NUMERIC_POLY_SERIALIZE && agg->aggserialfn != F_NUMERIC_SERIALIZE)
 		elog(ERROR, "gpuext: cannot build the state of aggregate %u", aggfnoid);
 	f->numeric_state = (agg->aggserialfn == F_NUMERIC_SERIALIZE);
-	fmgr_info(agg->aggdeserialfn, &f->deserialfn);
+	if (agg->aggtranstype != FLOAT8ARRAYOID)
+		fmgr_info(agg->aggdeserialfn, &f->deserialfn);
 	fmgr_info(agg->aggfinalfn, &f->finalfn);
 	ReleaseSysCache(tup);
 	/* deserialization functions check that an Agg node calls them */
@@ -148,30 +152,6 @@ gx_finish_variance(GxStateFinisher *f, int64 n, Datum sum, Datum sum_squares, in
 	state = call_as_aggregate(f, &f->deserialfn, 2, PointerGetDatum(pq_endtypsend(&buf)),
 							  (Datum) 0, &state_isnull);
 	return call_as_aggregate(f, &f->finalfn, 1, state, (Datum) 0, isnull);
-}
-
-/*
- * The final function of a variance or standard deviation aggregate over
- * float4 or float8 (float8_var_samp and the like, on PostgreSQL's float8[3]
- * state), looked up once.
- */
-GxStateFinisher *
-gx_float_variance_finisher(Oid aggfnoid)
-{
-	GxStateFinisher *f = palloc0(sizeof(GxStateFinisher));
-	HeapTuple	tup;
-	Form_pg_aggregate agg;
-
-	tup = SearchSysCache1(AGGFNOID, ObjectIdGetDatum(aggfnoid));
-	if (!HeapTupleIsValid(tup))
-		elog(ERROR, "cache lookup failed for aggregate %u", aggfnoid);
-	agg = (Form_pg_aggregate) GETSTRUCT(tup);
-	if (agg->aggtranstype != FLOAT8ARRAYOID || !OidIsValid(agg->aggfinalfn))
-		elog(ERROR, "gpuext: cannot build the state of aggregate %u", aggfnoid);
-	fmgr_info(agg->aggfinalfn, &f->finalfn);
-	ReleaseSysCache(tup);
-	f->agg_node = makeNode(AggState);
-	return f;
 }
 
 /*

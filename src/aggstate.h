@@ -15,7 +15,6 @@ typedef struct GxStateFinisher GxStateFinisher;
 extern GxStateFinisher *gx_variance_finisher(Oid aggfnoid);
 extern Datum gx_finish_variance(GxStateFinisher *f, int64 n, Datum sum, Datum sum_squares,
 								int max_scale, bool *isnull);
-extern GxStateFinisher *gx_float_variance_finisher(Oid aggfnoid);
 extern Datum gx_finish_float_variance(GxStateFinisher *f, double n, double sum,
 									  double deviations, bool *isnull);
 

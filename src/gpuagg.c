@@ -996,10 +996,8 @@ build_agg_program(GpuAggState *gas)
 		int			in = gas->nkeys + 2 * k;
 
 		gas->defs[k] = def;
-		if (def->final == GXF_VARIANCE)
+		if (def->final == GXF_VARIANCE || def->final == GXF_VARIANCE_FLOAT)
 			gas->finishers[k] = gx_variance_finisher(agg->aggfnoid);
-		else if (def->final == GXF_VARIANCE_FLOAT)
-			gas->finishers[k] = gx_float_variance_finisher(agg->aggfnoid);
 		f->kind = def->kind;
 		f->type = types[in];
 		f->reg = regs[in];
