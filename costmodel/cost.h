@@ -76,4 +76,15 @@ typedef struct GxJoinCostInput
 
 extern void gx_cost_join(const GxJoinCostInput *in, Cost *startup, Cost *run);
 
+/*
+ * gpuext.force_offload: a gpuext path made cheaper than anything
+ * PostgreSQL can offer, keeping the order among gpuext's own paths.
+ */
+static inline void
+gx_cost_forced(Path *path)
+{
+	path->startup_cost *= 1e-6;
+	path->total_cost *= 1e-6;
+}
+
 #endif							/* GPUEXT_COST_H */

@@ -160,10 +160,7 @@ cudaError_t
 gx_launch_agg(const GxLaunch *l, cudaStream_t s)
 {
 	const GxBatch *b = l->batch_host;
-	const GxProgram *host_prog = (const GxProgram *) ((const char *) b + b->program_offset);
-	const GxAggSpec *host_spec = (const GxAggSpec *) gx_program_spec(host_prog);
-	uint32_t	local_capacity = (uint32_t) b->arg;
-	size_t		smem = gx_agg_smem_bytes(local_capacity, host_spec->entry_size);
+	size_t		smem;
 	uint32_t	grid;
 	cudaError_t rc;
 
@@ -171,19 +168,13 @@ gx_launch_agg(const GxLaunch *l, cudaStream_t s)
 		return cudaSuccess;
 	if (l->task_dev == NULL)
 		return cudaErrorInvalidValue;
-	rc = gx_copy_program(l, s);
-	if (rc != cudaSuccess)
+	if ((rc = gx_copy_program(l, s)) != cudaSuccess ||
+		(rc = gx_agg_launch_smem(l, (const void *) agg_kernel, &smem)) != cudaSuccess)
 		return rc;
-	if (smem > 48 * 1024)
-	{
-		rc = cudaFuncSetAttribute(agg_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int) smem);
-		if (rc != cudaSuccess)
-			return rc;
-	}
 	grid = gx_page_grid(b->npages);
 	agg_kernel<<<grid, AGG_THREADS, smem, s>>>(l->batch_dev, l->pages_dev,
 											   (const GxProgram *) l->scratch_dev,
-											   (GxAggTable *) l->task_dev, local_capacity);
+											   (GxAggTable *) l->task_dev, (uint32_t) b->arg);
 	return cudaGetLastError();
 }
 

@@ -13,6 +13,7 @@
 #ifndef GX_AGG_DEVICE_CUH
 #define GX_AGG_DEVICE_CUH
 
+#include "gx_kernels.h"
 #include "gx_device.cuh"
 #include "gx_agg.h"
 
@@ -23,6 +24,24 @@ gx_agg_smem_bytes(uint32_t local_capacity, uint32_t entry_size)
 	if (local_capacity == 0)
 		return GX_BLCKSZ;
 	return GX_BLCKSZ + GX_AGG_TABLE_HEADER + (size_t) local_capacity * entry_size;
+}
+
+/*
+ * The dynamic shared memory of an aggregation launch of 'kernel' over the
+ * batch of 'l' (its arg: the private table's entries), in *smem; lets the
+ * kernel have that much where it is over the default 48 kB.
+ */
+static inline cudaError_t
+gx_agg_launch_smem(const GxLaunch *l, const void *kernel, size_t *smem)
+{
+	const GxBatch *b = l->batch_host;
+	const GxProgram *prog = (const GxProgram *) ((const char *) b + b->program_offset);
+	const GxAggSpec *spec = (const GxAggSpec *) gx_program_spec(prog);
+
+	*smem = gx_agg_smem_bytes((uint32_t) b->arg, spec->entry_size);
+	if (*smem <= 48 * 1024)
+		return cudaSuccess;
+	return cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int) *smem);
 }
 
 /*

@@ -430,6 +430,32 @@ own_new_task(GxRequest *req)
 	return t->task_id;
 }
 
+/*
+ * Run a request that makes a task (GX_REQ_TASK_CREATE, GX_REQ_JOIN_BUILD)
+ * and record the task as this backend's.  Returns the task id, or 0 with
+ * *status and errmsg set (a kernel error reported in the batch counts as
+ * a device failure).
+ */
+static uint32
+run_create_request(Size bytes, int kind, void (*fill) (GxBatch *, void *), void *arg,
+				   int *status, char *errmsg)
+{
+	GxRequest  *req;
+	uint32		id = 0;
+
+	*status = run_request(bytes, kind, fill, arg, false, &req);
+	if (*status == GX_OK && req->batch->kernel_error != GX_KERR_NONE)
+		*status = GX_ERR_DEVICE;
+	if (*status == GX_OK)
+		id = own_new_task(req);
+	else
+		strlcpy(errmsg, req ? (req->errmsg[0] ? req->errmsg : "the device reported a kernel error") :
+				"no room in the gpuext DMA arena", GX_ERRLEN);
+	if (req)
+		gx_request_destroy(req);
+	return id;
+}
+
 typedef struct TaskCreateArgs
 {
 	uint64		bytes;
@@ -456,17 +482,9 @@ uint32
 gx_task_create(uint64 bytes, uint64 capacity, uint64 max_groups, int *status, char *errmsg)
 {
 	TaskCreateArgs a = {bytes, capacity, max_groups};
-	GxRequest  *req;
-	uint32		id = 0;
 
-	*status = run_request(sizeof(GxBatch), GX_REQ_TASK_CREATE, fill_task_create, &a, false, &req);
-	if (*status == GX_OK)
-		id = own_new_task(req);
-	else
-		strlcpy(errmsg, req ? req->errmsg : "no room in the gpuext DMA arena", GX_ERRLEN);
-	if (req)
-		gx_request_destroy(req);
-	return id;
+	return run_create_request(sizeof(GxBatch), GX_REQ_TASK_CREATE, fill_task_create, &a,
+							  status, errmsg);
 }
 
 typedef struct JoinTaskArgs
@@ -502,21 +520,9 @@ gx_join_task_create(const void *tables, uint64 bytes, uint64 rows, uint32 near_t
 					int *status, char *errmsg)
 {
 	JoinTaskArgs a = {tables, bytes, rows, near_task};
-	GxRequest  *req;
-	uint32		id = 0;
 
-	*status = run_request(TYPEALIGN(16, sizeof(GxBatch)) + bytes, GX_REQ_JOIN_BUILD,
-						  fill_join_build, &a, false, &req);
-	if (*status == GX_OK && req->batch->kernel_error != GX_KERR_NONE)
-		*status = GX_ERR_DEVICE;
-	if (*status == GX_OK)
-		id = own_new_task(req);
-	else
-		strlcpy(errmsg, req ? (req->errmsg[0] ? req->errmsg : "the join build kernel failed") :
-				"no room in the gpuext DMA arena", GX_ERRLEN);
-	if (req)
-		gx_request_destroy(req);
-	return id;
+	return run_create_request(TYPEALIGN(16, sizeof(GxBatch)) + bytes, GX_REQ_JOIN_BUILD,
+							  fill_join_build, &a, status, errmsg);
 }
 
 static void

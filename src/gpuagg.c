@@ -666,10 +666,7 @@ gpuagg_add_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo *input_r
 		cpath->path.startup_cost += join_cost;
 		cpath->path.total_cost += join_cost;
 		if (gpuext_force_offload)
-		{
-			cpath->path.startup_cost *= 1e-6;
-			cpath->path.total_cost *= 1e-6;
-		}
+			gx_cost_forced(&cpath->path);
 	}
 
 	/*
@@ -705,10 +702,7 @@ gpuagg_add_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo *input_r
 			gather = (Path *) create_gather_path(root, output_rel, (Path *) ppath,
 												 output_rel->reltarget, NULL, &rows);
 			if (join_path != NULL && gpuext_force_offload)
-			{
-				gather->startup_cost *= 1e-6;
-				gather->total_cost *= 1e-6;
-			}
+				gx_cost_forced(gather);
 		}
 	}
 

@@ -595,12 +595,8 @@ cost_gpujoin(PlannerInfo *root, GpuJoinPath *gp, RelOptInfo *fact, RelOptInfo *j
 		filter_cost.startup +
 		joinrel->rows * (cpu_tuple_cost + filter_cost.per_tuple) / divisor;
 
-	/* forced: cheaper than anything PostgreSQL can offer, in the same order */
 	if (gpuext_force_offload)
-	{
-		path->startup_cost *= 1e-6;
-		path->total_cost *= 1e-6;
-	}
+		gx_cost_forced(path);
 }
 
 /*

@@ -69,16 +69,25 @@ for my $i (1 .. 20)
 is($cancelled, 20, '20 statement timeouts in a row, each with 57014');
 ok(released_soon($node), 'and nothing is held after them');
 
+# A session running the long join in the background, once it is running:
+# the session and its backend's pid.
+sub start_long_join
+{
+	my ($what) = @_;
+	my $s = bg_start($node);
+	my $pid = bg_pid($s);
+	bg_query($s, $long);
+	bg_send($s, "$join;");
+	ok( $node->poll_query_until(
+			'postgres',
+			"SELECT count(*) = 1 FROM pg_stat_activity
+			  WHERE pid = $pid AND state = 'active' AND query LIKE '%JOIN jd%'"),
+		$what);
+	return ($s, $pid);
+}
+
 # --- pg_cancel_backend ---------------------------------------------------------
-my $s = bg_start($node);
-my $pid = bg_pid($s);
-bg_query($s, $long);
-bg_send($s, "$join;");
-ok( $node->poll_query_until(
-		'postgres',
-		"SELECT count(*) = 1 FROM pg_stat_activity
-		  WHERE pid = $pid AND state = 'active' AND query LIKE '%JOIN jd%'"),
-	'the join is running');
+my ($s, $pid) = start_long_join('the join is running');
 $t0 = time();
 $node->safe_psql('postgres', "SELECT pg_cancel_backend($pid)");
 ok(bg_wait_stderr($s, qr/57014/), 'pg_cancel_backend gives 57014');
@@ -89,15 +98,7 @@ bg_quit($s);
 # --- kill -9 in the middle of the join -----------------------------------------
 $node->safe_psql('postgres',
 	"CREATE TABLE kept AS SELECT g AS id FROM generate_series(1, 5000) g");
-$s = bg_start($node);
-$pid = bg_pid($s);
-bg_query($s, $long);
-bg_send($s, "$join;");
-ok( $node->poll_query_until(
-		'postgres',
-		"SELECT count(*) = 1 FROM pg_stat_activity
-		  WHERE pid = $pid AND state = 'active' AND query LIKE '%JOIN jd%'"),
-	'the join is running again');
+($s, $pid) = start_long_join('the join is running again');
 my $logpos = log_position($node);
 ok(kill('KILL', $pid), 'SIGKILL to its backend');
 ok(bg_wait_stderr($s, qr/server closed the connection unexpectedly|connection to server was lost/),
