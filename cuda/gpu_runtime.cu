@@ -32,6 +32,9 @@ typedef struct DeviceState
 {
 	int			ready;
 	LaunchSlot	slots[GX_MAX_INFLIGHT];
+	/* device memory comes from the stream-ordered pool, through this stream */
+	cudaStream_t alloc_stream;
+	cudaMemPool_t pool;
 } DeviceState;
 
 typedef struct HostRegion
@@ -63,6 +66,23 @@ device_open(int dev, char *err, int errlen)
 	cudaError_t rc;
 
 	memset(d, 0, sizeof(*d));
+	/*
+	 * cudaMalloc and cudaFree would wait for every kernel of the device: a
+	 * free after one batch would stall the service until the batches still
+	 * on the GPU finish (and forever behind a stalled one).  The pool's
+	 * cudaMallocAsync / cudaFreeAsync on a stream of their own wait for
+	 * nothing; freed memory stays cached until gxr_trim.
+	 */
+	{
+		uint64_t	keep = UINT64_MAX;
+
+		if ((rc = cudaStreamCreateWithFlags(&d->alloc_stream, cudaStreamNonBlocking)) != cudaSuccess)
+			return report(rc, "cudaStreamCreate", err, errlen);
+		if ((rc = cudaDeviceGetDefaultMemPool(&d->pool, dev)) != cudaSuccess)
+			return report(rc, "cudaDeviceGetDefaultMemPool", err, errlen);
+		if ((rc = cudaMemPoolSetAttribute(d->pool, cudaMemPoolAttrReleaseThreshold, &keep)) != cudaSuccess)
+			return report(rc, "cudaMemPoolSetAttribute", err, errlen);
+	}
 	for (int i = 0; i < GX_MAX_INFLIGHT; i++)
 	{
 		LaunchSlot *s = &d->slots[i];
@@ -226,6 +246,7 @@ gxr_device_view(int dev, void *host)
 extern "C" int
 gxr_alloc(int dev, uint64_t bytes, void **ptr, char *err, int errlen)
 {
+	DeviceState *d = &devices[dev];
 	cudaError_t rc;
 
 	*ptr = NULL;
@@ -233,7 +254,11 @@ gxr_alloc(int dev, uint64_t bytes, void **ptr, char *err, int errlen)
 		return 0;
 	if ((rc = cudaSetDevice(dev)) != cudaSuccess)
 		return report(rc, "cudaSetDevice", err, errlen);
-	if ((rc = cudaMalloc(ptr, bytes)) != cudaSuccess)
+	rc = cudaMallocAsync(ptr, bytes, d->alloc_stream);
+	/* the launch runs on another stream: the allocation must be done first */
+	if (rc == cudaSuccess)
+		rc = cudaStreamSynchronize(d->alloc_stream);
+	if (rc != cudaSuccess)
 	{
 		cudaGetLastError();		/* out of memory is not sticky */
 		*ptr = NULL;
@@ -242,13 +267,25 @@ gxr_alloc(int dev, uint64_t bytes, void **ptr, char *err, int errlen)
 	return 0;
 }
 
+/* Free memory whose every use on the device has completed (never waits). */
 extern "C" void
 gxr_free(int dev, void *ptr)
 {
 	if (ptr == NULL)
 		return;
 	cudaSetDevice(dev);
-	cudaFree(ptr);
+	cudaFreeAsync(ptr, devices[dev].alloc_stream);
+}
+
+/* Give the pool's cached free memory back to the driver (service idle). */
+extern "C" void
+gxr_trim(int dev)
+{
+	if (dev < 0 || dev >= ndevices || !devices[dev].ready)
+		return;
+	cudaSetDevice(dev);
+	cudaStreamSynchronize(devices[dev].alloc_stream);
+	cudaMemPoolTrimTo(devices[dev].pool, 0);
 }
 
 /* a kernel that reports an error the way a failing kernel does */

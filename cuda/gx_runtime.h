@@ -69,6 +69,7 @@ extern void *gxr_device_view(int dev, void *host);
 /* Device memory, allocated before a launch (size first, then run). */
 extern int	gxr_alloc(int dev, uint64_t bytes, void **ptr, char *err, int errlen);
 extern void gxr_free(int dev, void *ptr);
+extern void gxr_trim(int dev);
 
 /*
  * Start a launch asynchronously; *handle identifies it for gxr_poll.

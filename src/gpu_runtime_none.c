@@ -64,6 +64,11 @@ gxr_free(int dev, void *ptr)
 {
 }
 
+void
+gxr_trim(int dev)
+{
+}
+
 int
 gxr_launch(int dev, const GxLaunch *launch, int *handle, char *err, int errlen)
 {

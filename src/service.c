@@ -590,23 +590,30 @@ poll_inflight(void)
 {
 	bool		progress = false;
 
+	/* every abort first: finishing one request must not wait behind another */
+	for (int i = 0; i < ninflight; i++)
+	{
+		Inflight   *f = &inflight[i];
+		GxSlot	   *s = gx_slot(f->slot_index);
+
+		if (!f->abort_sent && (pg_atomic_read_u32(&s->cancel) ||
+							   pg_atomic_read_u32(&s->state) == GX_SLOT_ABANDONED))
+		{
+			slot_batch(s)->abort_flag = 1;
+			f->abort_sent = true;
+		}
+	}
 	for (int i = ninflight - 1; i >= 0; i--)
 	{
 		Inflight   *f = &inflight[i];
 		GxSlot	   *s = gx_slot(f->slot_index);
-		GxBatch    *b = slot_batch(s);
 		float		ms = 0;
 		int			sticky = 0;
 		int			rc;
 		char		err[GX_ERRLEN];
 		ServiceTask *created;
+		GxBatch    *b = slot_batch(s);
 
-		if (!f->abort_sent && (pg_atomic_read_u32(&s->cancel) ||
-							   pg_atomic_read_u32(&s->state) == GX_SLOT_ABANDONED))
-		{
-			b->abort_flag = 1;
-			f->abort_sent = true;
-		}
 		rc = gxr_poll(f->device, f->handle, &ms, &sticky, err, sizeof(err));
 		if (rc == 0)
 			continue;
@@ -857,6 +864,9 @@ gpuext_service_main(Datum arg)
 
 		if (TimestampDifferenceExceeds(last_refresh, GetCurrentTimestamp(), 1000))
 		{
+			/* idle: the memory pools keep nothing cached */
+			for (int d = 0; d < ndevices; d++)
+				gxr_trim(d);
 			refresh_device_info();
 			collect_orphan_tasks();
 			last_refresh = GetCurrentTimestamp();
