@@ -119,6 +119,8 @@ finish_request(int slot_index, int status, const char *msg, float ms)
 	GxSlot	   *s = gx_slot(slot_index);
 	uint32		expected = GX_SLOT_RUNNING;
 
+	elog(DEBUG2, "gpuext GPU service: request in slot %d (kind %d) finished with status %d%s%s",
+		 slot_index, s->kind, status, msg ? ": " : "", msg ? msg : "");
 	s->status = status;
 	s->device_ms = ms;
 	if (msg)
@@ -369,6 +371,8 @@ start_request(uint32 slot_index)
 	}
 	pg_read_barrier();
 	s->device = -1;
+	elog(DEBUG2, "gpuext GPU service: request in slot %u (kind %d, fault %d) starts",
+		 slot_index, s->kind, s->fault);
 
 	if (pg_atomic_read_u32(&s->cancel))
 	{
@@ -601,6 +605,8 @@ poll_inflight(void)
 		{
 			slot_batch(s)->abort_flag = 1;
 			f->abort_sent = true;
+			elog(DEBUG2, "gpuext GPU service: request in slot %d (kind %d) is cancelled on the device",
+				 f->slot_index, s->kind);
 		}
 	}
 	for (int i = ninflight - 1; i >= 0; i--)

@@ -44,7 +44,7 @@ max_worker_processes = 8
 lc_messages = 'C'
 log_line_prefix = '%m [%p] '
 restart_after_crash = on
-} . ($extra_conf // ''));
+} . ($extra_conf // '') . "\n" . ($ENV{GPUEXT_TAP_EXTRA_CONF} // ''));
 	$node->start;
 	$node->safe_psql('postgres', 'CREATE EXTENSION gpuext');
 	ok(wait_for_service($node), "$name: the GPU service is up");
