@@ -463,6 +463,8 @@ start_request(uint32 slot_index)
 		}
 		f->scratch_bytes = need;
 		pg_atomic_fetch_add_u64(&gx_shared->device_mem_used[dev], need);
+		elog(DEBUG2, "gpuext GPU service: request in slot %u reserved " UINT64_FORMAT " bytes",
+			 slot_index, need);
 	}
 	else if (s->fault == GX_FAULT_ALLOC)
 	{
@@ -534,6 +536,7 @@ start_request(uint32 slot_index)
 		return;
 	}
 	s->device = dev;
+	elog(DEBUG2, "gpuext GPU service: request in slot %u launched on device %d", slot_index, dev);
 	f->bytes_read = (s->kind == GX_REQ_PAGE_COUNT || s->kind == GX_REQ_SCAN ||
 					 s->kind == GX_REQ_AGG || s->kind == GX_REQ_JOIN) ?
 		(uint64) b->npages * GX_BLCKSZ : 0;
