@@ -12,6 +12,7 @@
  *-------------------------------------------------------------------------
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <cuda_runtime.h>
 
@@ -109,6 +110,14 @@ gxr_init(int *ndev_out, char *err, int errlen)
 	int			n = 0;
 
 	*ndev_out = 0;
+	/*
+	 * Load every kernel when the context is made.  With CUDA's default lazy
+	 * loading, the first launch of a kernel waits for the whole device to
+	 * go idle: behind a long kernel of another request (a stalled transfer,
+	 * a big scan) the service stopped inside that launch and could not
+	 * pass on the cancel that would have ended it (seen on an H100).
+	 */
+	setenv("CUDA_MODULE_LOADING", "EAGER", 1);
 	rc = cudaGetDeviceCount(&n);
 	if (rc != cudaSuccess)
 	{
