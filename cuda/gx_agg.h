@@ -405,12 +405,13 @@ gx_agg_init_entry(const GxAggSpec *spec, unsigned char *entry)
 }
 
 /*
- * Find the entry of a key, claiming an empty one if the key is new.
- * Returns its index, or -1 when the table is full.
+ * Find the entry of a key, claiming an empty one if the key is new and
+ * 'may_insert'.  Returns its index, or -1 when the key is not there and
+ * cannot be added (the table is full, or may_insert is 0).
  */
 GX_ATOMIC_FUNC int64_t
-gx_agg_find_or_insert(GxAggTable *t, const GxAggSpec *spec, const unsigned char *key,
-					  uint32_t hash)
+gx_agg_lookup(GxAggTable *t, const GxAggSpec *spec, const unsigned char *key,
+			  uint32_t hash, int may_insert)
 {
 	uint64_t	mask = t->capacity - 1;
 	uint64_t	i = hash & mask;
@@ -423,6 +424,8 @@ gx_agg_find_or_insert(GxAggTable *t, const GxAggSpec *spec, const unsigned char 
 
 		if (st == GX_ENTRY_EMPTY)
 		{
+			if (!may_insert)
+				return -1;
 			if (GX_ADD_U64(&t->ngroups, 1) >= t->max_groups)
 			{
 				t->full = 1;
@@ -458,6 +461,14 @@ gx_agg_find_or_insert(GxAggTable *t, const GxAggSpec *spec, const unsigned char 
 	}
 	t->full = 1;
 	return -1;
+}
+
+/* Find the entry of a key, claiming an empty one if the key is new. */
+GX_ATOMIC_FUNC int64_t
+gx_agg_find_or_insert(GxAggTable *t, const GxAggSpec *spec, const unsigned char *key,
+					  uint32_t hash)
+{
+	return gx_agg_lookup(t, spec, key, hash, 1);
 }
 
 /* add a signed 128-bit value to a sum kept as two 64-bit halves */
@@ -783,8 +794,13 @@ gx_agg_group_entry(GxAggTable *local, GxAggTable *t, const GxAggSpec *spec,
 	if (gx_agg_encode_key(spec, regs, keybuf) != 0)
 		return NULL;
 	hash = gx_agg_hash(keybuf, spec->key_size);
-	if (local != NULL && !local->full &&
-		(slot = gx_agg_find_or_insert(local, spec, keybuf, hash)) >= 0)
+	/*
+	 * The block-private table first.  Once full it still takes the rows of
+	 * the groups it holds: with skewed keys the first groups to arrive are
+	 * the frequent ones, which then never touch the global table.
+	 */
+	if (local != NULL &&
+		(slot = gx_agg_lookup(local, spec, keybuf, hash, !local->full)) >= 0)
 		return gx_agg_entry(local, spec, slot);
 	slot = gx_agg_find_or_insert(t, spec, keybuf, hash);
 	if (slot < 0)

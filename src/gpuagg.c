@@ -1060,6 +1060,13 @@ build_agg_program(GpuAggState *gas)
  */
 static int	agg_private_max_groups = 64;
 
+/*
+ * gpuext.agg_hot_groups: with more groups than that, each block still
+ * keeps this many groups in shared memory, the first it meets (with
+ * skewed keys, the hot ones); the rest go straight to the global table
+ */
+static int	agg_hot_groups = 32;
+
 /* Size the group table from the estimate; few groups get private tables. */
 static void
 size_tables(GpuAggState *gas)
@@ -1076,9 +1083,17 @@ size_tables(GpuAggState *gas)
 		local = 1;
 		while (local * 2 <= local_budget / gas->spec.entry_size && local < 256)
 			local <<= 1;
-		if (local < 8)
-			local = 0;
 	}
+	else if (agg_hot_groups > 0)
+	{
+		/* a small cache of hot groups (twice the slots: half stay empty) */
+		local = 1;
+		while (local < (uint32) agg_hot_groups * 2 &&
+			   local * 2 <= local_budget / gas->spec.entry_size)
+			local <<= 1;
+	}
+	if (local < 8)
+		local = 0;
 	gas->local_capacity = local;
 }
 
@@ -1969,6 +1984,13 @@ gx_gpuagg_init(void)
 							"Rows of hot groups are then combined in shared memory; groups that do not "
 							"fit go to the global table. 0: never.",
 							&agg_private_max_groups, 64, 0, INT_MAX,
+							PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("gpuext.agg_hot_groups",
+							"With more groups than gpuext.agg_private_max_groups, each GPU block keeps "
+							"the first this many groups it meets in shared memory.",
+							"With skewed keys those are the frequent groups, whose rows then stay out "
+							"of the global table's atomics. 0: no such table.",
+							&agg_hot_groups, 32, 0, 1024,
 							PGC_USERSET, 0, NULL, NULL, NULL);
 	RegisterCustomScanMethods(&gpuagg_plan_methods);
 	prev_create_upper_paths_hook = create_upper_paths_hook;
