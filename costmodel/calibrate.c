@@ -387,6 +387,25 @@ measure_host_group(const char *scratch, double unit_us)
 	return Max(per_group, 0.01);
 }
 
+/*
+ * Host work per row a GpuScan returns (forming it from its page for the
+ * executor), on the GPU where there is one: the scan of the scratch table
+ * with every row passing against the same scan with none, less what
+ * PostgreSQL charges per row above (at unit_us per cost unit).  The rows
+ * go to a count over a subquery kept apart with OFFSET 0, so that the
+ * scan itself returns each of them.
+ */
+static double
+measure_host_tuple(const char *scratch, double unit_us)
+{
+	const char *q = "SELECT count(*) FROM (SELECT id, v FROM %s WHERE v %s 0 OFFSET 0) s";
+	double		all = gx_time_query(psprintf(q, scratch, ">="), 3);
+	double		none = gx_time_query(psprintf(q, scratch, "<"), 3);
+	double		per_row = (all - none) / SCRATCH_ROWS - (cpu_tuple_cost + cpu_operator_cost) * unit_us;
+
+	return Max(per_row, 0.01);
+}
+
 /* The link and the device, through the service. */
 static bool
 measure_device(Measured *m, int *n)
@@ -545,9 +564,10 @@ gpuext_calibrate(PG_FUNCTION_ARGS)
 		m[n++] = (Measured) {"cpu_engine_row_ns",
 			Max(us - pages_us, 0) * 1000.0 / SCRATCH_ROWS / 4, "ns"};
 	}
-	gx_set_local("gpuext.enable_gpuagg", "on");
 	if (gx_service_has_gpu(&why))
 		gx_set_local("gpuext.device", "gpu");
+	m[n++] = (Measured) {"host_tuple_us", measure_host_tuple(scratch, m[cost_unit].value), "us"};
+	gx_set_local("gpuext.enable_gpuagg", "on");
 	m[n++] = (Measured) {"host_group_us", measure_host_group(scratch, m[cost_unit].value), "us"};
 	AtEOXact_GUC(true, guc_level);
 

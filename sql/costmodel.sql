@@ -87,7 +87,8 @@ SELECT count(*) >= 7 AS measured_enough,
 SELECT parameter FROM gpuext_calibration_values
  WHERE parameter IN ('cost_unit_us', 'host_page_us', 'index_cost_scale', 'storage_seq_read_us',
                      'storage_random_read_us', 'storage_seq_write_us',
-                     'storage_random_write_us', 'cpu_engine_row_ns', 'host_group_us')
+                     'storage_random_write_us', 'cpu_engine_row_ns', 'host_group_us',
+                     'host_tuple_us')
  ORDER BY 1;
 -- pages in memory cost less than PostgreSQL's defaults say, never more
 SELECT value BETWEEN 0.01 AND 1 AS index_scale_plausible
