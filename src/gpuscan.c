@@ -249,7 +249,11 @@ make_gpuscan_path(PlannerInfo *root, RelOptInfo *rel, List *device_quals,
 	gx_cost_scan(&in, &cpath->path.startup_cost, &cpath->path.total_cost);
 	cpath->path.startup_cost += host_cost.startup;
 	cpath->path.total_cost += host_cost.startup;
-	cpath->flags = 0;
+	/*
+	 * The node projects its own target list (ExecScan), so the planner
+	 * needs no Result node above it for expressions or a narrower row.
+	 */
+	cpath->flags = CUSTOMPATH_SUPPORT_PROJECTION;
 	cpath->custom_paths = NIL;
 	cpath->custom_private = NIL;
 	cpath->methods = &gpuscan_path_methods;
