@@ -67,7 +67,7 @@ NVCC_FLAGS ?= -O3 -std=c++17 -lineinfo -fmad=false $(NVCC_ARCH) -Xcompiler -fPIC
               -Icuda --expt-relaxed-constexpr
 
 EXTRA_CLEAN = results regression.diffs regression.out output_iso tmp_check log \
-              test/results test/output_iso test/tmp_check
+              test/results test/output_iso test/tmp_check test/gpu/gpuext-replay
 
 # PGXS would otherwise ask for LLVM bitcode of the .cu files
 override with_llvm = no
@@ -79,6 +79,10 @@ cuda/%.o: cuda/%.cu $(CU_HDRS)
 	$(BUILD_NVCC) $(NVCC_FLAGS) -c $< -o $@
 
 $(C_SRCS:.c=.o): $(wildcard src/*.h costmodel/*.h) $(CU_HDRS)
+
+# the replay of captured device requests, for compute-sanitizer (GPU builds)
+test/gpu/gpuext-replay: test/gpu/replay.cu $(CU_OBJS) $(CU_HDRS)
+	$(if $(BUILD_NVCC),$(BUILD_NVCC) $(NVCC_FLAGS) $< $(CU_OBJS) -o $@,@echo "gpuext-replay needs nvcc" && false)
 
 .PHONY: test demo bench fuzz fuzz-sqlsmith valgrind compute-sanitizer
 test:

@@ -176,6 +176,7 @@ void
 _PG_init(void)
 {
 	define_gucs();
+	gx_capture_init();
 	gx_check_itemid_layout();
 	gx_gist_init();				/* gpuext_gist reloptions: with or without preload */
 	gx_ptree_init();			/* reloptions of gpuext_ptree, preloaded or not */

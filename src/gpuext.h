@@ -206,6 +206,12 @@ extern int	gx_request_wait(GxRequest *req);
 extern void gx_request_destroy(GxRequest *req);
 extern GxRequest *gx_request_run(int kind, Size bytes, Size out_len);
 extern void gx_client_init(void);
+
+/* capture.c: device requests recorded for replay under compute-sanitizer */
+extern void gx_capture_init(void);
+extern void gx_capture_close(void);
+extern void gx_capture_request(int kind, const GxBatch *b, uint64 batch_len,
+							   uint64 scratch_bytes, uint32 task_id, uint32 task2_id);
 extern uint32 gx_task_create(uint64 bytes, uint64 capacity, uint64 max_groups,
 							 int *status, char *errmsg);
 extern void gx_task_destroy(uint32 task_id);

@@ -324,6 +324,7 @@ start_task_request(uint32 slot_index, GxSlot *s, GxBatch *b, ServiceTask **task_
 	}
 	if (s->kind == GX_REQ_TASK_DESTROY)
 	{
+		gx_capture_request(GX_REQ_TASK_DESTROY, NULL, 0, 0, t->id, 0);
 		release_task(t);
 		finish_request(slot_index, GX_OK, NULL, 0);
 		return true;
@@ -523,6 +524,9 @@ start_request(uint32 slot_index)
 		l.scratch_dev = task->mem;
 		l.scratch_bytes = task->bytes;
 	}
+	if (s->fault == GX_FAULT_NONE)
+		gx_capture_request(s->kind, b, s->arena_len, l.scratch_bytes,
+						   task ? task->id : 0, f->task2 ? f->task2->id : 0);
 	if (l.batch_dev == NULL || l.pages_dev == NULL ||
 		gxr_launch(dev, &l, &f->handle, err, sizeof(err)) != 0)
 	{
@@ -695,6 +699,7 @@ service_on_exit(int code, Datum arg)
 {
 	uint32		idx;
 
+	gx_capture_close();
 	for (int i = 0; i < ninflight; i++)
 		slot_batch(gx_slot(inflight[i].slot_index))->abort_flag = 1;
 	if (cuda_initialised)
