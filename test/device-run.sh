@@ -7,6 +7,10 @@
 #       queries, seeds 7 and 11) and SQLsmith (2 passes of 10,000 queries)
 #       side by side, each against its own private PostgreSQL copy; about 6
 #       minutes on 16 cores.  FUZZ_N, SMITH_N change the sizes.
+#   bash test/device-run.sh sanitize [TOOL ...]
+#       make compute-sanitizer with each TOOL (default memcheck): the suites
+#       with the service's requests recorded, then replayed under the tool;
+#       the logs packed as $OUT/sanitize-TOOL.tar.xz.
 #   bash test/device-run.sh bench TAG [VAR=VALUE ...]
 #       one make bench with those variables (e.g. SCALE=10 QUERIES=ssb); its
 #       output folder packed as $OUT/TAG.tar.xz.
@@ -24,7 +28,7 @@ T0=$(date +%s)
 elapsed() { echo $(($(date +%s) - T0)); }
 
 case "${1:-}" in
-  tests|bench) ;;
+  tests|bench|sanitize) ;;
   *) sed -n '2,/^set -u/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 2 ;;
 esac
 if ! command -v pg_config >/dev/null; then
@@ -63,6 +67,18 @@ case "${1:-}" in
       [ -f "$d/server.log" ] && tail -c 3000000 "$d/server.log" | xz -1 >"$OUT/server.log.xz"
     done
     ! grep -q "rc=[^0]" /tmp/rc.txt
+    ;;
+  sanitize)
+    shift
+    rc=0
+    for tool in ${@:-memcheck}; do
+      make compute-sanitizer TOOL="$tool" >"$OUT/sanitize-$tool.log" 2>&1 || rc=1
+      echo "compute-sanitizer $tool: $(tail -1 "$OUT/sanitize-$tool.log") after $(elapsed) s"
+      grep -E "^== |ERROR SUMMARY|gpuext-replay:" "$OUT/sanitize-$tool.log" | tail -8
+      d=$(ls -td /tmp/gpuext-"$tool".* 2>/dev/null | head -1)
+      [ -n "$d" ] && tar -C "$d" -cJf "$OUT/sanitize-$tool.tar.xz" --exclude=capture . 2>/dev/null
+    done
+    exit $rc
     ;;
   bench)
     TAG=${2:?usage: device-run.sh bench TAG [VAR=VALUE ...]}

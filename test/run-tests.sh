@@ -18,7 +18,7 @@
 # Environment:
 #   PG_CONFIG             pg_config of the server to test (default: on PATH)
 #   GPUEXT_REQUIRE_GPU=1  fail unless the service has a usable GPU
-#   GPUEXT_TESTS="a b"    run only these pg_regress tests
+#   GPUEXT_TESTS="a b"    run only these pg_regress tests (in the schedule's order)
 #   GPUEXT_TAP_TESTS="test/t/006_*.pl"   run only these TAP tests
 #   GPUEXT_SKIP="tap ..." skip suites: regress isolation pgtap tap gpu bench fuzz
 #                         sqlsmith
@@ -100,7 +100,10 @@ run_regress() {
 if [[ "$SKIP" != *" regress "* ]]; then
   note "pg_regress"
   if [ -n "${GPUEXT_TESTS:-}" ]; then
-    tests=$GPUEXT_TESTS
+    # in the schedule's order (later tests use what the setup tests make),
+    # then any that are not in it
+    tests=$(for t in $(grep -v '^#' test/schedule) $GPUEXT_TESTS; do
+              [[ " $GPUEXT_TESTS " == *" $t "* ]] && echo "$t"; done | awk '!seen[$0]++' | tr '\n' ' ')
   else
     tests=$(grep -v '^#' test/schedule | tr '\n' ' ')
   fi
