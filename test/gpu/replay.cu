@@ -212,7 +212,8 @@ main(int argc, char **argv)
 			l.pages_dev = (const unsigned char *) gxr_device_view(0, pages);
 			l.scratch_dev = scratch;
 			l.scratch_bytes = r.scratch_bytes;
-			l.task_dev = (!creates && tasks.count(r.task_id)) ? tasks[r.task_id] : NULL;
+			/* as the service does: a create's task is its own memory */
+			l.task_dev = creates ? scratch : (tasks.count(r.task_id) ? tasks[r.task_id] : NULL);
 			l.task2_dev = tasks.count(r.task2_id) ? tasks[r.task2_id] : NULL;
 			batch->abort_flag = 0;
 			batch->kernel_error = GX_KERR_NONE;
