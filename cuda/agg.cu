@@ -34,7 +34,7 @@ agg_table_init_kernel(GxAggTable *t, uint64_t capacity, uint64_t max_groups)
 
 __global__ void __launch_bounds__(AGG_THREADS)
 agg_kernel(GxBatch *batch, const unsigned char *pages, const GxProgram *__restrict__ prog,
-		   GxAggTable *global, uint32_t local_capacity)
+		   GxAggTable *global, uint64_t local_arg)
 {
 	extern __shared__ uint4 smem[];
 	uint4	   *page = smem;
@@ -52,7 +52,7 @@ agg_kernel(GxBatch *batch, const unsigned char *pages, const GxProgram *__restri
 			batch->kernel_error = GX_KERR_BAD_PROGRAM;
 		return;
 	}
-	local = gx_agg_local_init(smem, spec, local_capacity);
+	local = gx_agg_local_init(smem, spec, local_arg);
 
 	for (uint32_t p = blockIdx.x; p < npages; p += gridDim.x)
 	{
@@ -87,7 +87,7 @@ agg_kernel(GxBatch *batch, const unsigned char *pages, const GxProgram *__restri
 
 	if (my_rows)
 		atomicAdd((unsigned long long *) &global->rows, my_rows);
-	gx_agg_local_merge(local, global, spec);
+	gx_agg_local_merge(smem, local_arg, global, spec);
 }
 
 /*
@@ -154,7 +154,7 @@ gx_launch_task_create(const GxLaunch *l, cudaStream_t s)
 /*
  * GX_REQ_AGG: copy program and spec to device memory (the first part of
  * scratch), then aggregate the batch into the task's table (task_dev).
- * arg = entries of each block's private table (0: none).
+ * arg = the block-private tables (gx_agg_local_arg; 0: none).
  */
 cudaError_t
 gx_launch_agg(const GxLaunch *l, cudaStream_t s)
@@ -174,7 +174,7 @@ gx_launch_agg(const GxLaunch *l, cudaStream_t s)
 	grid = gx_page_grid(b->npages);
 	agg_kernel<<<grid, AGG_THREADS, smem, s>>>(l->batch_dev, l->pages_dev,
 											   (const GxProgram *) l->scratch_dev,
-											   (GxAggTable *) l->task_dev, (uint32_t) b->arg);
+											   (GxAggTable *) l->task_dev, b->arg);
 	return cudaGetLastError();
 }
 

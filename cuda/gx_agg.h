@@ -107,6 +107,34 @@ typedef struct GxAggTable
 
 #define GX_AGG_TABLE_HEADER	64
 
+/*
+ * The batch argument of an aggregation launch: the entries of each GPU
+ * block's private table (0: none) in the low half, and how many copies of
+ * that table each block keeps (warp w updates copy w % copies, so that the
+ * lanes updating a hot group spread over copies; 0 counts as 1) above.
+ */
+#define GX_AGG_LOCAL_MAX_COPIES 8
+
+GX_FUNC uint64_t
+gx_agg_local_arg(uint32_t capacity, uint32_t copies)
+{
+	return (uint64_t) capacity | ((uint64_t) copies << 32);
+}
+
+GX_FUNC uint32_t
+gx_agg_local_capacity(uint64_t arg)
+{
+	return (uint32_t) arg;
+}
+
+GX_FUNC uint32_t
+gx_agg_local_copies(uint64_t arg)
+{
+	uint32_t	c = (uint32_t) (arg >> 32);
+
+	return c == 0 ? 1 : (c > GX_AGG_LOCAL_MAX_COPIES ? GX_AGG_LOCAL_MAX_COPIES : c);
+}
+
 GX_FUNC unsigned char *
 gx_agg_entry(GxAggTable *t, const GxAggSpec *spec, uint64_t i)
 {

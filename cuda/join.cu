@@ -159,14 +159,14 @@ gx_launch_join(const GxLaunch *l, cudaStream_t s)
  * task): each tuple runs the program, probes every depth and updates its
  * group once per joined row it makes (the inner group keys loaded per
  * joined row), with the same per-row code as the CPU engine
- * (gx_join_agg_tuple).  With few groups (arg: entries of the block-private
- * table) the updates go to a private table in shared memory merged into
- * the global one at the end, as in agg.cu: without it every row of a
- * one-group query (SSB Q1.x) updated the same global entry.
+ * (gx_join_agg_tuple).  With few groups (arg: the block-private tables,
+ * gx_agg_local_arg) the updates go to private tables in shared memory
+ * merged into the global one at the end, as in agg.cu: without them every
+ * row of a one-group query (SSB Q1.x) updated the same global entry.
  */
 __global__ void __launch_bounds__(JOIN_THREADS)
 join_agg_kernel(GxBatch *batch, const unsigned char *pages, const GxProgram *__restrict__ prog,
-				GxAggTable *t, GxJoinTables *ts, uint32_t local_capacity)
+				GxAggTable *t, GxJoinTables *ts, uint64_t local_arg)
 {
 	extern __shared__ uint4 smem[];
 	uint4	   *page = smem;
@@ -187,7 +187,7 @@ join_agg_kernel(GxBatch *batch, const unsigned char *pages, const GxProgram *__r
 			batch->kernel_error = GX_KERR_BAD_PROGRAM;
 		return;
 	}
-	local = gx_agg_local_init(smem, aspec, local_capacity);
+	local = gx_agg_local_init(smem, aspec, local_arg);
 	for (uint32_t p = blockIdx.x; p < npages; p += gridDim.x)
 	{
 		GxPageRef	ref = refs[p];
@@ -208,7 +208,7 @@ join_agg_kernel(GxBatch *batch, const unsigned char *pages, const GxProgram *__r
 	}
 	if (my_rows)
 		atomicAdd((unsigned long long *) &t->rows, (unsigned long long) my_rows);
-	gx_agg_local_merge(local, t, aspec);
+	gx_agg_local_merge(smem, local_arg, t, aspec);
 }
 
 /* Launch a fused join aggregation: program and both specs to device memory, then run. */
@@ -231,6 +231,6 @@ gx_launch_join_agg(const GxLaunch *l, cudaStream_t s)
 	join_agg_kernel<<<grid, JOIN_THREADS, smem, s>>>(l->batch_dev, l->pages_dev,
 													 (const GxProgram *) l->scratch_dev,
 													 (GxAggTable *) l->task_dev,
-													 (GxJoinTables *) l->task2_dev, (uint32_t) b->arg);
+													 (GxJoinTables *) l->task2_dev, b->arg);
 	return cudaGetLastError();
 }

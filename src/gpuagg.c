@@ -205,6 +205,7 @@ typedef struct GpuAggState
 	Size		program_len;
 	uint64		capacity;
 	uint32		local_capacity;
+	uint32		local_copies;	/* of the private table, in each GPU block */
 	GxPipeline	pipe;
 	bool		pipe_started;
 	MemoryContext program_cxt;	/* program, spec and their arrays */
@@ -1067,6 +1068,13 @@ static int	agg_private_max_groups = 64;
  */
 static int	agg_hot_groups = 32;
 
+/*
+ * gpuext.agg_private_copies: copies of the private table in each block
+ * (Sitaridi & Ross): warp w updates copy w % copies, so a hot group's
+ * updates contend within a warp's copy only
+ */
+static int	agg_private_copies = 4;
+
 /* Size the group table from the estimate; few groups get private tables. */
 static void
 size_tables(GpuAggState *gas)
@@ -1080,8 +1088,13 @@ size_tables(GpuAggState *gas)
 		gas->capacity <<= 1;
 	if (gas->est_groups <= agg_private_max_groups)
 	{
+		/*
+		 * Room for twice the expected groups and at least 32 (estimates
+		 * err), up to 256 entries; the rest of the budget goes to copies.
+		 */
 		local = 1;
-		while (local * 2 <= local_budget / gas->spec.entry_size && local < 256)
+		while (local * 2 <= local_budget / gas->spec.entry_size && local < 256 &&
+			   (local < 64 || local < gas->est_groups * 2))
 			local <<= 1;
 	}
 	else if (agg_hot_groups > 0)
@@ -1095,6 +1108,12 @@ size_tables(GpuAggState *gas)
 	if (local < 8)
 		local = 0;
 	gas->local_capacity = local;
+	/* as many copies as the shared memory budget holds, up to the setting */
+	gas->local_copies = 1;
+	while (local > 0 && gas->local_copies * 2 <= (uint32) agg_private_copies &&
+		   gas->local_copies * 2 * (GX_AGG_TABLE_HEADER + local * gas->spec.entry_size) <=
+		   40 * 1024)
+		gas->local_copies *= 2;
 }
 
 static uint64
@@ -1161,7 +1180,7 @@ prepare(GpuAggState *gas)
 		return false;
 	size_tables(gas);
 	gx_pipeline_set_program(&gas->pipe, (GxProgram *) gas->program, gas->program_len);
-	gas->pipe.batch_arg = gas->local_capacity;
+	gas->pipe.batch_arg = gx_agg_local_arg(gas->local_capacity, gas->local_copies);
 	gas->prepared = true;
 	return true;
 }
@@ -1950,6 +1969,7 @@ gpuagg_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 		{
 			ExplainPropertyInteger("Group Table Slots", NULL, gas->capacity, es);
 			ExplainPropertyInteger("Block-Private Slots", NULL, gas->local_capacity, es);
+			ExplainPropertyInteger("Block-Private Copies", NULL, gas->local_copies, es);
 		}
 	}
 	if (es->analyze && gas->phase != GPUAGG_INIT)
@@ -1991,6 +2011,12 @@ gx_gpuagg_init(void)
 							"With skewed keys those are the frequent groups, whose rows then stay out "
 							"of the global table's atomics. 0: no such table.",
 							&agg_hot_groups, 32, 0, 1024,
+							PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("gpuext.agg_private_copies",
+							"Copies of the block-private group table each GPU block keeps, at most.",
+							"Warp w updates copy w modulo the copies, so that the updates of a hot "
+							"group spread over them; fewer when shared memory is short. 1: one table.",
+							&agg_private_copies, 4, 1, GX_AGG_LOCAL_MAX_COPIES,
 							PGC_USERSET, 0, NULL, NULL, NULL);
 	RegisterCustomScanMethods(&gpuagg_plan_methods);
 	prev_create_upper_paths_hook = create_upper_paths_hook;
