@@ -94,8 +94,27 @@ SET gpuext.enabled = off;
 SELECT d.label, count(*), sum(f.v), max(f.id) FROM gx_agg_pfact f JOIN gx_agg_pdim d ON f.k = d.k
  GROUP BY d.label ORDER BY 1;
 RESET gpuext.enabled;
+-- an inner side whose cheapest plan is parallel (a Gather, which cannot
+-- run inside a participant): the parallel form takes the inner table's
+-- parallel-safe plan, and a hashed aggregation over the parallel-safe
+-- join plan as its fallback (PostgreSQL's own grouping plans all hold the
+-- Gather); the same groups
+CREATE TABLE gx_agg_pdim2 AS
+SELECT x AS k, 'h' || (x % 5) AS label, repeat('x', 200) AS pad FROM generate_series(0, 199999) x;
+ANALYZE gx_agg_pdim2;
+SET min_parallel_table_scan_size = 0;
+EXPLAIN (COSTS OFF)
+SELECT d.label, count(*), sum(f.v) FROM gx_agg_pfact f JOIN gx_agg_pdim2 d ON f.k = d.k
+ WHERE d.pad LIKE 'x%' AND d.k < 500 GROUP BY d.label;
+SELECT d.label, count(*), sum(f.v), max(f.id) FROM gx_agg_pfact f JOIN gx_agg_pdim2 d ON f.k = d.k
+ WHERE d.pad LIKE 'x%' AND d.k < 500 GROUP BY d.label ORDER BY 1;
+SET gpuext.enabled = off;
+SELECT d.label, count(*), sum(f.v), max(f.id) FROM gx_agg_pfact f JOIN gx_agg_pdim2 d ON f.k = d.k
+ WHERE d.pad LIKE 'x%' AND d.k < 500 GROUP BY d.label ORDER BY 1;
+RESET gpuext.enabled;
+RESET min_parallel_table_scan_size;
 RESET gpuext.force_offload;
 SET parallel_setup_cost = 0;
 SET parallel_tuple_cost = 0;
 SET max_parallel_workers_per_gather = 2;
-DROP TABLE gx_agg_pfact, gx_agg_pdim;
+DROP TABLE gx_agg_pfact, gx_agg_pdim, gx_agg_pdim2;

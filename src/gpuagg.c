@@ -48,6 +48,7 @@
 #include "optimizer/pathnode.h"
 #include "optimizer/paths.h"
 #include "optimizer/planner.h"
+#include "optimizer/prep.h"
 #include "optimizer/restrictinfo.h"
 #include "optimizer/tlist.h"
 #include "parser/parsetree.h"
@@ -376,6 +377,40 @@ cheapest_stock_path(RelOptInfo *rel, bool parallel_safe)
 	return best;
 }
 
+/*
+ * A parallel-safe plan of the grouping, for a parallel GpuAgg's fallback,
+ * when PostgreSQL made none: its plans aggregate the input's cheapest plan,
+ * which over a join may hold a Gather (at SSB scale 10 a filtered ssb_part
+ * is scanned in parallel), and then the fused join ran in one process.
+ * Hashed (or plain) aggregation over the input's cheapest parallel-safe
+ * plan; NULL when there is none.
+ */
+static Path *
+parallel_safe_fallback(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
+					   GroupPathExtraData *gd)
+{
+	Query	   *parse = root->parse;
+	Path	   *input = get_cheapest_parallel_safe_total_inner(input_rel->pathlist);
+	AggClauseCosts costs;
+	double		groups = 1;
+	Path	   *agg;
+
+	if (input == NULL || !output_rel->consider_parallel || parse->hasTargetSRFs ||
+		(parse->groupClause != NIL && !grouping_is_hashable(parse->groupClause)))
+		return NULL;
+	MemSet(&costs, 0, sizeof(costs));
+	get_agg_clause_costs(root, AGGSPLIT_SIMPLE, &costs);
+	if (parse->groupClause != NIL)
+		groups = estimate_num_groups(root,
+									 get_sortgrouplist_exprs(parse->groupClause, parse->targetList),
+									 input->rows, NULL, NULL);
+	agg = (Path *) create_agg_path(root, output_rel, input, output_rel->reltarget,
+								   parse->groupClause != NIL ? AGG_HASHED : AGG_PLAIN,
+								   AGGSPLIT_SIMPLE, parse->groupClause,
+								   (List *) gd->havingQual, &costs, groups);
+	return agg->parallel_safe ? agg : NULL;
+}
+
 /* Are all these paths parallel safe (run whole inside a participant)? */
 static bool
 all_parallel_safe(List *paths)
@@ -386,6 +421,33 @@ all_parallel_safe(List *paths)
 		if (!((Path *) lfirst(lc))->parallel_safe)
 			return false;
 	return true;
+}
+
+/*
+ * The join's inner paths for a parallel plan: each that is not parallel
+ * safe (a Gather, say: at SSB scale 10 the cheapest plan of a filtered
+ * ssb_part is parallel) replaced by its relation's cheapest parallel-safe
+ * path, where there is one; *extra_cost gets what that adds.
+ */
+static List *
+parallel_inner_paths(List *paths, Cost *extra_cost)
+{
+	List	   *result = NIL;
+	ListCell   *lc;
+
+	*extra_cost = 0;
+	foreach(lc, paths)
+	{
+		Path	   *p = lfirst(lc);
+		Path	   *alt = p->parallel_safe ? p :
+			get_cheapest_parallel_safe_total_inner(p->parent->pathlist);
+
+		if (alt == NULL)
+			alt = p;			/* all_parallel_safe then says no */
+		*extra_cost += alt->total_cost - p->total_cost;
+		result = lappend(result, alt);
+	}
+	return result;
 }
 
 /*
@@ -501,7 +563,9 @@ gpuagg_add_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo *input_r
 										 * relations: their positions */
 	List	   *join_quals = NIL;
 	List	   *join_inner_paths = NIL;
+	List	   *par_inner_paths = NIL;	/* for the parallel form */
 	Cost		join_cost = 0;
+	Cost		par_extra_cost = 0;
 
 	if (prev_create_upper_paths_hook)
 		prev_create_upper_paths_hook(root, stage, input_rel, output_rel, extra);
@@ -631,6 +695,8 @@ gpuagg_add_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo *input_r
 	parallel_fallback = cheapest_stock_path(output_rel, true);
 	if (fallback == NULL)
 		return;
+	if (parallel_fallback == NULL && join_path != NULL)
+		parallel_fallback = parallel_safe_fallback(root, input_rel, output_rel, gd);
 
 	ngroups = key_exprs ? estimate_num_groups(root, key_exprs, input_rel->rows, NULL, NULL) : 1;
 	entry_size = entry_size_for(key_exprs, aggrefs, types);
@@ -678,9 +744,11 @@ gpuagg_add_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo *input_r
 	 * cannot share a table, so the stock plan then runs in the last
 	 * participant.)
 	 */
+	if (join_path != NULL)
+		par_inner_paths = parallel_inner_paths(join_inner_paths, &par_extra_cost);
 	if ((gpu || gpuext_force_offload) && scan_rel->consider_parallel &&
 		output_rel->consider_parallel && parallel_fallback != NULL &&
-		max_parallel_workers_per_gather > 0 && all_parallel_safe(join_inner_paths))
+		max_parallel_workers_per_gather > 0 && all_parallel_safe(par_inner_paths))
 	{
 		int			workers = compute_parallel_worker(scan_rel, scan_rel->pages, -1,
 													  max_parallel_workers_per_gather);
@@ -692,14 +760,14 @@ gpuagg_add_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo *input_r
 
 			memcpy(ppath, cpath, sizeof(CustomPath));
 			ppath->custom_paths = list_concat(list_make1(parallel_fallback),
-											  list_copy(join_inner_paths));
+											  list_copy(par_inner_paths));
 			ppath->path.parallel_aware = true;
 			ppath->path.parallel_safe = true;
 			ppath->path.parallel_workers = workers;
 			cost_gpuagg(ppath, scan_rel, ngroups, list_length(exprs) * 3.0, entry_size,
 						workers, gpu, &having_cost);
-			ppath->path.startup_cost += join_cost;
-			ppath->path.total_cost += join_cost;
+			ppath->path.startup_cost += join_cost + par_extra_cost;
+			ppath->path.total_cost += join_cost + par_extra_cost;
 			gather = (Path *) create_gather_path(root, output_rel, (Path *) ppath,
 												 output_rel->reltarget, NULL, &rows);
 			if (join_path != NULL && gpuext_force_offload)
