@@ -368,42 +368,47 @@ measure_host_page(Oid relid)
 }
 
 /*
+ * Microseconds per scratch-table row by which query 'more' takes longer
+ * than query 'less', less what PostgreSQL charges per row above (one tuple
+ * and one operator, at unit_us per cost unit); at least 0.01.
+ */
+static double
+extra_us_per_row(const char *more, const char *less, double unit_us)
+{
+	double		more_us = gx_time_query(more, 3);
+	double		less_us = gx_time_query(less, 3);
+
+	return Max((more_us - less_us) / SCRATCH_ROWS - (cpu_tuple_cost + cpu_operator_cost) * unit_us, 0.01);
+}
+
+/*
  * Host work per group a GpuAgg finishes (fetching it from the group table,
  * forming its row), on the GPU where there is one: every row of the
- * scratch table its own group against one group, less what PostgreSQL
- * charges per row above (at unit_us per cost unit).  On the CPU engine the
+ * scratch table its own group against one group.  On the CPU engine the
  * difference also holds the scattered updates of the large table, so there
  * it is an upper bound.
  */
 static double
 measure_host_group(const char *scratch, double unit_us)
 {
-	double		many = gx_time_query(psprintf("SELECT count(*) FROM (SELECT id FROM %s GROUP BY id) s",
-											  scratch), 3);
-	double		one = gx_time_query(psprintf("SELECT count(*) FROM (SELECT v / 1000 FROM %s GROUP BY 1) s",
-											 scratch), 3);
-	double		per_group = (many - one) / SCRATCH_ROWS - (cpu_tuple_cost + cpu_operator_cost) * unit_us;
-
-	return Max(per_group, 0.01);
+	return extra_us_per_row(psprintf("SELECT count(*) FROM (SELECT id FROM %s GROUP BY id) s", scratch),
+							psprintf("SELECT count(*) FROM (SELECT v / 1000 FROM %s GROUP BY 1) s", scratch),
+							unit_us);
 }
 
 /*
  * Host work per row a GpuScan returns (forming it from its page for the
  * executor), on the GPU where there is one: the scan of the scratch table
- * with every row passing against the same scan with none, less what
- * PostgreSQL charges per row above (at unit_us per cost unit).  The rows
- * go to a count over a subquery kept apart with OFFSET 0, so that the
- * scan itself returns each of them.
+ * with every row passing against the same scan with none.  The rows go to
+ * a count over a subquery kept apart with OFFSET 0, so that the scan itself
+ * returns each of them.
  */
 static double
 measure_host_tuple(const char *scratch, double unit_us)
 {
 	const char *q = "SELECT count(*) FROM (SELECT id, v FROM %s WHERE v %s 0 OFFSET 0) s";
-	double		all = gx_time_query(psprintf(q, scratch, ">="), 3);
-	double		none = gx_time_query(psprintf(q, scratch, "<"), 3);
-	double		per_row = (all - none) / SCRATCH_ROWS - (cpu_tuple_cost + cpu_operator_cost) * unit_us;
 
-	return Max(per_row, 0.01);
+	return extra_us_per_row(psprintf(q, scratch, ">="), psprintf(q, scratch, "<"), unit_us);
 }
 
 /* The link and the device, through the service. */

@@ -806,9 +806,10 @@ gx_agg_merge(const GxAggSpec *spec, unsigned char *dst, const unsigned char *src
 /*
  * The group entry of the key registers, inserted if new (keybuf:
  * spec->key_size bytes of scratch): in the block-private table 'local'
- * while it has room (a kernel's table in shared memory, merged into t at
- * the end of the batch; NULL for none), else in table t.  NULL when the
- * row goes to the host: a key the table cannot hold, or t full.
+ * when the key is there or it has room (a kernel's table in shared memory,
+ * merged into t at the end of the batch; NULL for none), else in table t.
+ * NULL when the row goes to the host: a key the table cannot hold, or t
+ * full.
  */
 GX_ATOMIC_FUNC unsigned char *
 gx_agg_group_entry(GxAggTable *local, GxAggTable *t, const GxAggSpec *spec,

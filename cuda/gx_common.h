@@ -77,6 +77,21 @@ typedef enum GxRequestKind
 	GX_REQ_KIND_MAX
 } GxRequestKind;
 
+/* Does a request of this kind make a task (its memory reserved for it)? */
+GX_FUNC int
+gx_kind_creates_task(int kind)
+{
+	return kind == GX_REQ_TASK_CREATE || kind == GX_REQ_JOIN_BUILD;
+}
+
+/* Does a request of this kind read the heap pages its batch lists? */
+GX_FUNC int
+gx_kind_reads_pages(int kind)
+{
+	return kind == GX_REQ_PAGE_COUNT || kind == GX_REQ_SCAN ||
+		kind == GX_REQ_AGG || kind == GX_REQ_JOIN;
+}
+
 /* status of a finished request */
 typedef enum GxStatus
 {

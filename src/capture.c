@@ -138,8 +138,7 @@ gx_capture_request(int kind, const GxBatch *b, uint64 batch_len, uint64 scratch_
 
 	if (capture_target() == NULL)
 		return;
-	npages = (b && (kind == GX_REQ_PAGE_COUNT || kind == GX_REQ_SCAN ||
-					kind == GX_REQ_AGG || kind == GX_REQ_JOIN)) ? b->npages : 0;
+	npages = (b && gx_kind_reads_pages(kind)) ? b->npages : 0;
 	if (capture_bytes + batch_len + (uint64) npages * (BLCKSZ + 4) >
 		(uint64) capture_max_mb * 1024 * 1024)
 	{

@@ -316,7 +316,7 @@ gx_request_destroy(GxRequest *req)
 		 * cancels itself): free it.
 		 */
 		if (ours && pg_atomic_read_u32(&s->state) == GX_SLOT_DONE && s->status == GX_OK &&
-			(s->kind == GX_REQ_TASK_CREATE || s->kind == GX_REQ_JOIN_BUILD))
+			gx_kind_creates_task(s->kind))
 			unowned_task = (uint32) req->batch->result;
 	}
 	if (ours)

@@ -1143,12 +1143,15 @@ static int	agg_hot_groups = 32;
  */
 static int	agg_private_copies = 4;
 
+/* shared memory of a GPU block for its private tables, all copies */
+#define LOCAL_TABLES_BUDGET (40 * 1024)
+
 /* Size the group table from the estimate; few groups get private tables. */
 static void
 size_tables(GpuAggState *gas)
 {
 	uint64		want = Max(gas->est_groups * 4, 65536);
-	uint32		local_budget = 40 * 1024 - GX_AGG_TABLE_HEADER;
+	uint32		local_budget = LOCAL_TABLES_BUDGET - GX_AGG_TABLE_HEADER;
 	uint32		local = 0;
 
 	gas->capacity = 1;
@@ -1157,8 +1160,9 @@ size_tables(GpuAggState *gas)
 	if (gas->est_groups <= agg_private_max_groups)
 	{
 		/*
-		 * Room for twice the expected groups and at least 32 (estimates
-		 * err), up to 256 entries; the rest of the budget goes to copies.
+		 * Room for twice the expected groups and at least 32 groups
+		 * (estimates err), up to 256 entries; the rest of the budget goes
+		 * to copies.
 		 */
 		local = 1;
 		while (local * 2 <= local_budget / gas->spec.entry_size && local < 256 &&
@@ -1180,7 +1184,7 @@ size_tables(GpuAggState *gas)
 	gas->local_copies = 1;
 	while (local > 0 && gas->local_copies * 2 <= (uint32) agg_private_copies &&
 		   gas->local_copies * 2 * (GX_AGG_TABLE_HEADER + local * gas->spec.entry_size) <=
-		   40 * 1024)
+		   LOCAL_TABLES_BUDGET)
 		gas->local_copies *= 2;
 }
 

@@ -18,9 +18,9 @@
 
 #include "commands/explain.h"
 #include "miscadmin.h"
-#include "portability/instr_time.h"
 #include "storage/bufmgr.h"
 
+#include "calibrate.h"
 #include "pipeline.h"
 
 /* Set up a pipeline; the engine and the page source start lazily. */
@@ -65,8 +65,7 @@ start_batch(GxPipeline *p)
 	Size		proglen = p->program_len;
 	GxBatch    *batch;
 	uint32		n;
-	instr_time	t0,
-				t1;
+	instr_time	t0;
 
 	if (p->src == NULL)
 		p->src = gx_pages_begin(p->rel, p->snapshot, p->pscan);
@@ -78,9 +77,7 @@ start_batch(GxPipeline *p)
 		memcpy((char *) batch + batch->program_offset, p->program, proglen);
 	INSTR_TIME_SET_CURRENT(t0);
 	n = gx_pages_fill(p->src, (GxPageRef *) gx_batch_pages(batch), b->buffers, p->max_pages);
-	INSTR_TIME_SET_CURRENT(t1);
-	INSTR_TIME_SUBTRACT(t1, t0);
-	p->page_ms += INSTR_TIME_GET_MILLISEC(t1);
+	p->page_ms += gx_elapsed_us(t0) / 1000.0;
 	if (n == 0)
 	{
 		gx_engine_batch_free(&b->pb);
@@ -109,8 +106,7 @@ GxPipeBatch *
 gx_pipeline_next(GxPipeline *p)
 {
 	GxPipeBatch *b;
-	instr_time	t0,
-				t1;
+	instr_time	t0;
 
 	while (p->count < p->depth && !p->source_done)
 		if (!start_batch(p))
@@ -120,9 +116,7 @@ gx_pipeline_next(GxPipeline *p)
 	b = &p->batches[p->head];
 	INSTR_TIME_SET_CURRENT(t0);
 	gx_engine_wait(&p->engine, &b->pb);
-	INSTR_TIME_SET_CURRENT(t1);
-	INSTR_TIME_SUBTRACT(t1, t0);
-	p->wait_ms += INSTR_TIME_GET_MILLISEC(t1);
+	p->wait_ms += gx_elapsed_us(t0) / 1000.0;
 	return b;
 }
 

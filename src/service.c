@@ -284,7 +284,7 @@ start_task_request(uint32 slot_index, GxSlot *s, GxBatch *b, ServiceTask **task_
 	ServiceTask *t = NULL;
 
 	*task_out = NULL;
-	if (s->kind == GX_REQ_TASK_CREATE || s->kind == GX_REQ_JOIN_BUILD)
+	if (gx_kind_creates_task(s->kind))
 	{
 		for (int i = 0; i < GX_MAX_TASKS; i++)
 			if (tasks[i].id == 0)
@@ -439,8 +439,7 @@ start_request(uint32 slot_index)
 	f->device = dev;
 
 	/* reserve device memory first: out of memory is a decision, not a crash */
-	need = (s->kind == GX_REQ_TASK_CREATE || s->kind == GX_REQ_JOIN_BUILD) ?
-		b->reserve_bytes : scratch_needed(b, s->kind);
+	need = gx_kind_creates_task(s->kind) ? b->reserve_bytes : scratch_needed(b, s->kind);
 	if (need > 0)
 	{
 		if (s->fault == GX_FAULT_ALLOC)
@@ -474,7 +473,7 @@ start_request(uint32 slot_index)
 		return;
 	}
 
-	if (s->kind == GX_REQ_TASK_CREATE || s->kind == GX_REQ_JOIN_BUILD)
+	if (gx_kind_creates_task(s->kind))
 	{
 		/* the reservation becomes the task's memory */
 		task->id = next_task_id++;
@@ -519,7 +518,7 @@ start_request(uint32 slot_index)
 	l.scratch_bytes = f->scratch_bytes;
 	l.task_dev = task ? task->mem : NULL;
 	l.task2_dev = f->task2 ? f->task2->mem : NULL;
-	if (s->kind == GX_REQ_TASK_CREATE || s->kind == GX_REQ_JOIN_BUILD)
+	if (gx_kind_creates_task(s->kind))
 	{
 		l.scratch_dev = task->mem;
 		l.scratch_bytes = task->bytes;
@@ -534,16 +533,14 @@ start_request(uint32 slot_index)
 			strlcpy(err, "host memory is not mapped for the device", sizeof(err));
 		release_scratch(f);
 		end_task_use(f);
-		if (s->kind == GX_REQ_TASK_CREATE || s->kind == GX_REQ_JOIN_BUILD)
+		if (gx_kind_creates_task(s->kind))
 			release_task(task);
 		finish_request(slot_index, GX_ERR_DEVICE, err, 0);
 		return;
 	}
 	s->device = dev;
 	elog(DEBUG2, "gpuext GPU service: request in slot %u launched on device %d", slot_index, dev);
-	f->bytes_read = (s->kind == GX_REQ_PAGE_COUNT || s->kind == GX_REQ_SCAN ||
-					 s->kind == GX_REQ_AGG || s->kind == GX_REQ_JOIN) ?
-		(uint64) b->npages * GX_BLCKSZ : 0;
+	f->bytes_read = gx_kind_reads_pages(s->kind) ? (uint64) b->npages * GX_BLCKSZ : 0;
 	device_load[dev]++;
 	ninflight++;
 }
@@ -636,8 +633,7 @@ poll_inflight(void)
 		 * the request succeeds; cancelled or failed, nobody owns it: free it
 		 * here (its owner is alive, so no orphan sweep would).
 		 */
-		created = (s->kind == GX_REQ_TASK_CREATE || s->kind == GX_REQ_JOIN_BUILD) ?
-			f->task : NULL;
+		created = gx_kind_creates_task(s->kind) ? f->task : NULL;
 		if (rc < 0)
 		{
 			int			dev = f->device;

@@ -164,7 +164,7 @@ main(int argc, char **argv)
 		{
 			GxLaunch	l;
 			void	   *scratch = NULL;
-			bool		creates = (r.kind == GX_REQ_TASK_CREATE || r.kind == GX_REQ_JOIN_BUILD);
+			bool		creates = gx_kind_creates_task((int) r.kind);
 			bool		complete = true;
 			char		what[128];
 
