@@ -29,7 +29,7 @@ SHOW gpuext.device_row_ns;
 SHOW gpuext.cpu_engine_row_ns;
 -- gpuext.device and gpuext.dma_buffer_size come from the test cluster's
 -- postgresql.conf
-SELECT current_setting('gpuext.device') IN ('auto', 'cpu') AS device_is_set;
+SELECT current_setting('gpuext.device') IN ('auto', 'cpu', 'gpu') AS device_is_set;
 SELECT current_setting('gpuext.dma_buffer_size') IS NOT NULL AS dma_buffer_size_is_set;
 
 -- booleans
@@ -97,7 +97,7 @@ SET gpuext.debug_inject_fault = none;
 SHOW gpuext.debug_inject_fault;
 SET gpuext.debug_inject_fault = 'segfault';
 RESET gpuext.device;
-SELECT current_setting('gpuext.device') IN ('auto', 'cpu') AS device_is_reset;
+SELECT current_setting('gpuext.device') IN ('auto', 'cpu', 'gpu') AS device_is_reset;
 
 -- integers with units: gpuext.gpu_memory_limit is in MB
 SET gpuext.gpu_memory_limit = '1GB';

@@ -163,8 +163,6 @@ define_gucs(void)
 
 
 	gx_cost_define_gucs();
-
-	MarkGUCPrefixReserved("gpuext");
 }
 
 /*
@@ -182,7 +180,10 @@ _PG_init(void)
 	gx_ptree_init();			/* reloptions of gpuext_ptree, preloaded or not */
 
 	if (!process_shared_preload_libraries_in_progress)
+	{
+		MarkGUCPrefixReserved("gpuext");
 		return;
+	}
 	gpuext_preloaded = true;
 
 	prev_shmem_request_hook = shmem_request_hook;
@@ -198,4 +199,10 @@ _PG_init(void)
 	gx_gpuagg_init();
 	gx_gpujoin_init();
 	gx_ptree_join_init();
+
+	/*
+	 * Last: PostgreSQL drops any gpuext.* setting of postgresql.conf that is
+	 * not defined by now (tested by test/t/008_gucs_in_conf.pl).
+	 */
+	MarkGUCPrefixReserved("gpuext");
 }

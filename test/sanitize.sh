@@ -80,6 +80,7 @@ chown -R "$RUNAS" "$WORK"/{sql,expected,test}
 if [ "$ENGINE" = gpu ] && [ "$SERVICE_STATE" != ready ]; then
   echo "the GPU service is not ready under $TOOL ($SERVICE_STATE)"; exit 1
 fi
+[ "$ENGINE" = gpu ] && echo "== gpuext.debug_capture_dir = $(psql_q "SHOW gpuext.debug_capture_dir")"
 psql_q "DROP EXTENSION gpuext" >/dev/null
 
 PGXSDIR=$(dirname "$(dirname "$(dirname "$("$PG_CONFIG" --pgxs)")")")
@@ -109,8 +110,15 @@ if [ "$TOOL" != valgrind ]; then
   # the recorded requests, again, under the tool
   leak=""
   [ "$TOOL" = memcheck ] && leak="--leak-check full"
+  # the server's messages about the GPU service (capturing, errors) stay with the logs
+  grep -E "gpuext|GPU service|TRAP|terminated by signal" "$WORK/server.log" >"$LOGS/server-gpuext.log" 2>/dev/null
   ncap=$(ls "$LOGS"/capture/*.bin 2>/dev/null | wc -l)
-  [ "$ncap" -gt 0 ] || { echo "the GPU service recorded no requests: did it run on a GPU?"; exit 1; }
+  if [ "$ncap" -eq 0 ]; then
+    echo "the GPU service recorded no requests: did it run on a GPU?"
+    ls -la "$LOGS/capture"
+    grep -iE "captur" "$LOGS/server-gpuext.log" | head -5
+    exit 1
+  fi
   echo "== replaying $(du -sh "$LOGS/capture" | cut -f1) of recorded requests under $TOOL"
   $CS --tool "$TOOL" $leak --print-limit 200 ${SANITIZE_OPTS:-} --log-file "$LOGS/$TOOL.replay.log" \
     test/gpu/gpuext-replay --calibrate "$LOGS"/capture/*.bin
