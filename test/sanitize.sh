@@ -124,8 +124,11 @@ if [ "$TOOL" != valgrind ]; then
     test/gpu/gpuext-replay --calibrate "$LOGS"/capture/*.bin
   replay_rc=$?
   sed 's/^/   /' "$LOGS/$TOOL.replay.log" | tail -n 20
-  errors=$(grep -oE "ERROR SUMMARY: [0-9]+" "$LOGS/$TOOL.replay.log" | awk '{ s += $3 } END { print s + 0 }')
-  grep -q "ERROR SUMMARY" "$LOGS/$TOOL.replay.log" || { echo "$TOOL printed no summary"; exit 1; }
+  # memcheck, initcheck, synccheck: "ERROR SUMMARY: N errors"; racecheck:
+  # "RACECHECK SUMMARY: H hazards displayed (N errors, W warnings)"
+  errors=$(grep -oE "ERROR SUMMARY: [0-9]+|\([0-9]+ errors" "$LOGS/$TOOL.replay.log" |
+           grep -oE "[0-9]+" | awk '{ s += $1 } END { print s + 0 }')
+  grep -qE "(ERROR|RACECHECK) SUMMARY" "$LOGS/$TOOL.replay.log" || { echo "$TOOL printed no summary"; exit 1; }
   echo "== $TOOL: $errors errors over the replayed requests (replay exit status $replay_rc); logs in $LOGS"
   [ $regress_ok = 1 ] && [ "$errors" = 0 ] && [ $replay_rc = 0 ] && { echo "$TOOL: clean"; exit 0; }
   exit 1
