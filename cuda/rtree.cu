@@ -75,6 +75,22 @@ gx_rt_stopped(const GxBatch *batch, const RtCounters *ctr)
 }
 
 /*
+ * The same, one answer for the whole block (thread 0 reads, the others
+ * follow): kernels with barriers must not let some threads leave early
+ * when the service sets the abort flag between their reads.
+ */
+__device__ __forceinline__ static bool
+gx_rt_block_stopped(const GxBatch *batch, const RtCounters *ctr)
+{
+	__shared__ bool stop;
+
+	if (threadIdx.x == 0)
+		stop = gx_rt_stopped(batch, ctr);
+	__syncthreads();
+	return stop;
+}
+
+/*
  * Check the request against the task's mirror and queue every query on the
  * root.  A mismatch is a malformed request (kernel_error).
  */
@@ -127,7 +143,7 @@ rt_level_kernel(const GxBatch *batch, const GxRtMirror *__restrict__ m,
 	uint32_t	nvisits = ctr->ncur;
 	uint32_t	ntiles = (nvisits + GX_RT_TILE - 1) / GX_RT_TILE;
 
-	if (gx_rt_stopped(batch, ctr))
+	if (gx_rt_block_stopped(batch, ctr))
 		return;
 	for (uint32_t tile = blockIdx.x; tile < ntiles; tile += gridDim.x)
 	{
@@ -252,7 +268,7 @@ rt_group_scan_kernel(const GxBatch *batch, const GxRtSearch *s, RtCounters *ctr,
 	uint32_t	hi = min(lo + chunk, nblocks);
 	uint32_t	sum = 0;
 
-	if (gx_rt_stopped(batch, ctr))
+	if (gx_rt_block_stopped(batch, ctr))
 		return;
 	if (ctr->nnext > s->visit_cap)
 	{

@@ -25,6 +25,10 @@
 
 #include "gxgist.h"
 
+/* a node of any page fits the kernels' shared memory */
+StaticAssertDecl(GXG_MAX_NODE_SIZE <= GX_RT_MAX_STRIDE,
+				 "GX_RT_MAX_STRIDE must hold the widest gpuext_gist node");
+
 int			gxg_walk_engine = GXG_WALK_AUTO;
 int			gxg_gpu_min_batch = 64;
 
