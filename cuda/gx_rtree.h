@@ -16,10 +16,14 @@
  * the leaf tests is doubled in the inner tests, which covers the rounding
  * of "A - B <= EPSILON" against "A <= B + EPSILON".
  *
- * gx_rtree_node_scan is one node scan of the seed's test matrix: every
- * (query, entry) pair, queries of one scan key OR-ed, keys AND-ed.  The
- * CPU engine calls it per node; the CUDA kernel (cuda/rtree.cu) runs the
- * same tests with one thread per pair.
+ * gx_rt_test is one cell of the seed's test matrix, (query, entry);
+ * gx_rt_entry_passes tests an entry against the filter keys of a scan
+ * (queries of one key OR-ed, keys AND-ed).  The walk over the index's
+ * pages (src/gxgist_batch.c), the CPU engine's GX_REQ_RTREE_SEARCH
+ * (src/cpu_engine.c, gx_rtree_level_cpu below) and the CUDA kernels
+ * (cuda/rtree.cu, one thread per cell) all call them.  Below them: the
+ * mirror layout (the tree as one block, a GPU task's memory or the CPU
+ * engine's table) and the search request's layout, bounds and checks.
  *
  * IDENTIFICATION
  *		cuda/gx_rtree.h
@@ -223,7 +227,7 @@ gx_rt_test(const GxRtEntry *e, const GxRtQuery *q, bool leaf)
 /* a visit: query 'query' is queued on node 'node' */
 typedef struct GxRtVisit
 {
-	uint32_t	node;			/* block number (host) or mirror slot (device) */
+	uint32_t	node;			/* block number (the mirror is indexed by it too) */
 	uint32_t	query;
 } GxRtVisit;
 
