@@ -8,8 +8,8 @@
 -- guess (sent again) and whose visits overflow it (split); every batch on
 -- the GPU (cpu_fallback off, the GPU batch counter grows, no fallback);
 -- then an injected kernel fault and gpuext.gpu_memory_limit, with the
--- fallback off (an ERROR) and on (the pages walk, same rows); device memory
--- is released at the end.  Written without a GPU to run on: the expected
+-- fallback off (an ERROR) and on (the pages walk, same rows); a stalled
+-- request ends with statement_timeout; device memory is released.  Written without a GPU to run on: the expected
 -- output assumes the kernels are right.
 \set VERBOSITY terse
 \set SHOW_CONTEXT never
@@ -231,6 +231,22 @@ RESET enable_mergejoin;
 RESET gpuext.gist_join_batch;
 RESET gpuext.gpu_memory_limit;
 SET gpuext.cpu_fallback = off;
+
+-- cancellation: a stalled load of the tree ends with statement_timeout
+-- and leaves nothing on the device
+SET enable_nestloop = off;
+SET enable_hashjoin = off;
+SET enable_mergejoin = off;
+SET statement_timeout = '500ms';
+SET gpuext.debug_inject_fault = 'transfer_stall';
+SELECT count(*) FROM ggx t JOIN ggq q ON t.bx && q.qb;
+\echo sqlstate :LAST_ERROR_SQLSTATE
+RESET gpuext.debug_inject_fault;
+RESET statement_timeout;
+RESET enable_nestloop;
+RESET enable_hashjoin;
+RESET enable_mergejoin;
+SELECT device_memory_in_use = 0 AND dma_arena_in_use = 0 AS released FROM gpuext_status();
 
 DROP TABLE ggs, ggx, ggw, ggq, ggq_wide, ggq_many;
 DROP FUNCTION ggs_cmp(text, text), ggs_explain_lines(text);
