@@ -329,6 +329,11 @@ launch_kind(const GxLaunch *l, cudaStream_t s)
 			return gx_launch_join_build(l, s);
 		case GX_REQ_JOIN:
 			return gx_launch_join(l, s);
+		case GX_REQ_RTREE_LOAD:
+		case GX_REQ_RTREE_FILL:
+			return gx_launch_rtree_fill(l, s);
+		case GX_REQ_RTREE_SEARCH:
+			return gx_launch_rtree_search(l, s);
 		default:
 			return cudaErrorInvalidValue;
 	}

@@ -74,6 +74,9 @@ typedef enum GxRequestKind
 	GX_REQ_CALIBRATE,			/* measure the link and the device */
 	GX_REQ_JOIN_BUILD,			/* upload inner keys, build join hash tables (task) */
 	GX_REQ_JOIN,				/* probe a task's join tables with a batch */
+	GX_REQ_RTREE_LOAD,			/* reserve a gpuext_gist tree mirror, copy its first part (task) */
+	GX_REQ_RTREE_FILL,			/* copy a further part of a tree mirror into its task */
+	GX_REQ_RTREE_SEARCH,		/* walk a task's tree mirror for a batch of query boxes */
 	GX_REQ_KIND_MAX
 } GxRequestKind;
 
@@ -81,7 +84,17 @@ typedef enum GxRequestKind
 GX_FUNC int
 gx_kind_creates_task(int kind)
 {
-	return kind == GX_REQ_TASK_CREATE || kind == GX_REQ_JOIN_BUILD;
+	return kind == GX_REQ_TASK_CREATE || kind == GX_REQ_JOIN_BUILD ||
+		kind == GX_REQ_RTREE_LOAD;
+}
+
+/* Does a request of this kind work on a task that exists (batch->task_id)? */
+GX_FUNC int
+gx_kind_uses_task(int kind)
+{
+	return kind == GX_REQ_AGG || kind == GX_REQ_JOIN || kind == GX_REQ_TASK_FETCH ||
+		kind == GX_REQ_TASK_DESTROY || kind == GX_REQ_RTREE_FILL ||
+		kind == GX_REQ_RTREE_SEARCH;
 }
 
 /* Does a request of this kind read the heap pages its batch lists? */

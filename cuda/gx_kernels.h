@@ -25,6 +25,8 @@ extern cudaError_t gx_launch_task_fetch(const GxLaunch *l, cudaStream_t s);
 extern cudaError_t gx_launch_join_build(const GxLaunch *l, cudaStream_t s);
 extern cudaError_t gx_launch_join(const GxLaunch *l, cudaStream_t s);
 extern cudaError_t gx_launch_join_agg(const GxLaunch *l, cudaStream_t s);
+extern cudaError_t gx_launch_rtree_fill(const GxLaunch *l, cudaStream_t s);
+extern cudaError_t gx_launch_rtree_search(const GxLaunch *l, cudaStream_t s);
 
 /*
  * Copy a batch's program area (the program and the spec after it) to the

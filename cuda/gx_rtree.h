@@ -16,10 +16,14 @@
  * the leaf tests is doubled in the inner tests, which covers the rounding
  * of "A - B <= EPSILON" against "A <= B + EPSILON".
  *
- * gx_rtree_node_scan is one node scan of the seed's test matrix: every
- * (query, entry) pair, queries of one scan key OR-ed, keys AND-ed.  The
- * CPU engine calls it per node; the CUDA kernel (cuda/rtree.cu) runs the
- * same tests with one thread per pair.
+ * gx_rt_test is one cell of the seed's test matrix, (query, entry);
+ * gx_rt_entry_passes tests an entry against the filter keys of a scan
+ * (queries of one key OR-ed, keys AND-ed).  The walk over the index's
+ * pages (src/gxgist_batch.c), the CPU engine's GX_REQ_RTREE_SEARCH
+ * (src/cpu_engine.c, gx_rtree_level_cpu below) and the CUDA kernels
+ * (cuda/rtree.cu, one thread per cell) all call them.  Below them: the
+ * mirror layout (the tree as one block, a GPU task's memory or the CPU
+ * engine's table) and the search request's layout, bounds and checks.
  *
  * IDENTIFICATION
  *		cuda/gx_rtree.h
@@ -223,7 +227,7 @@ gx_rt_test(const GxRtEntry *e, const GxRtQuery *q, bool leaf)
 /* a visit: query 'query' is queued on node 'node' */
 typedef struct GxRtVisit
 {
-	uint32_t	node;			/* block number (host) or mirror slot (device) */
+	uint32_t	node;			/* block number (the mirror is indexed by it too) */
 	uint32_t	query;
 } GxRtVisit;
 
@@ -237,10 +241,39 @@ typedef struct GxRtPair
 } GxRtPair;
 
 /*
+ * Does entry e pass every key of queries[0..nqueries) (sorted by key, nkeys
+ * keys, the queries of one key OR-ed)?  The filter keys of an index scan
+ * with several keys, tested once per entry by both engines.
+ */
+GX_FUNC bool
+gx_rt_entry_passes(const GxRtEntry *e, bool leaf, const GxRtQuery *queries,
+				   int nqueries, int nkeys)
+{
+	int			keys_passed = 0;
+	int			j = 0;
+
+	while (j < nqueries)
+	{
+		int			key = queries[j].key;
+		bool		hit = false;
+
+		for (; j < nqueries && queries[j].key == key; j++)
+		{
+			if (!hit)
+				hit = leaf ? gx_rt_leaf_match(e, &queries[j])
+					: gx_rt_inner_match(e, &queries[j]);
+		}
+		if (!hit)
+			return false;
+		keys_passed++;
+	}
+	return keys_passed == nkeys;
+}
+
+/*
  * One node scan: entries[0..nentries) against queries[0..nqueries), which
  * are sorted by key, nkeys keys in all.  Sets match[i] when entry i passes
- * every key (some query of each key).  The CPU engine's form of the test
- * matrix; the kernel computes the same matrix in parallel.
+ * every key (some query of each key).
  */
 GX_FUNC void
 gx_rt_node_scan(const GxRtEntry *entries, int nentries, bool leaf,
@@ -248,54 +281,220 @@ gx_rt_node_scan(const GxRtEntry *entries, int nentries, bool leaf,
 				bool *match)
 {
 	for (int i = 0; i < nentries; i++)
-	{
-		const GxRtEntry *e = &entries[i];
-		int			keys_passed = 0;
-		int			j = 0;
+		match[i] = gx_rt_entry_passes(&entries[i], leaf, queries, nqueries, nkeys);
+}
 
-		while (j < nqueries)
-		{
-			int			key = queries[j].key;
-			bool		hit = false;
+/* ---------------------------------------------------------------------
+ * The mirror: the tree in the layout both engines search, one block of
+ * memory (a GPU task's device memory, or the CPU engine's table in
+ * backend memory), built by src/gxgist_mirror.c.
+ *
+ *   GxRtMirror header
+ *   counts[nblocks]      uint16: entries of node b (GX_RT_COUNT_MASK),
+ *                        GX_RT_NODE_BIT, and GX_RT_LEAF_BIT for a leaf;
+ *                        0 for the metapage and blocks that are not nodes
+ *   nodes                node b's entries at nodes + b * node_stride
+ * ---------------------------------------------------------------------
+ */
+#define GX_RT_MIRROR_MAGIC	0x4D545247	/* "GRTM" */
+#define GX_RT_LEAF_BIT		0x8000
+#define GX_RT_NODE_BIT		0x4000
+#define GX_RT_COUNT_MASK	0x3FFF
+#define GX_RT_MAX_STRIDE	204			/* the most entries of a node (8 kB pages) */
 
-			for (; j < nqueries && queries[j].key == key; j++)
-			{
-				if (!hit)
-					hit = leaf ? gx_rt_leaf_match(e, &queries[j])
-						: gx_rt_inner_match(e, &queries[j]);
-			}
-			if (!hit)
-				break;
-			keys_passed++;
-		}
-		match[i] = (keys_passed == nkeys);
-	}
+typedef struct GxRtMirror
+{
+	uint32_t	magic;
+	uint32_t	nblocks;
+	uint32_t	node_stride;	/* entries per node slot */
+	uint32_t	root;
+	uint32_t	root_level;
+	uint32_t	pad;
+	uint64_t	counts_offset;	/* from the header */
+	uint64_t	nodes_offset;
+	uint64_t	total_bytes;
+} GxRtMirror;
+
+/* the block of a mirror of nblocks nodes of node_stride entries; offsets out */
+GX_FUNC uint64_t
+gx_rt_mirror_layout(uint32_t nblocks, uint32_t node_stride,
+					uint64_t *counts_offset, uint64_t *nodes_offset)
+{
+	uint64_t	c = 256;
+	uint64_t	n = (c + (uint64_t) nblocks * sizeof(uint16_t) + 255) & ~(uint64_t) 255;
+
+	*counts_offset = c;
+	*nodes_offset = n;
+	return n + (uint64_t) nblocks * node_stride * sizeof(GxRtEntry);
+}
+
+GX_FUNC const uint16_t *
+gx_rt_mirror_counts(const GxRtMirror *m)
+{
+	return (const uint16_t *) ((const char *) m + m->counts_offset);
+}
+
+GX_FUNC const GxRtEntry *
+gx_rt_mirror_nodes(const GxRtMirror *m)
+{
+	return (const GxRtEntry *) ((const char *) m + m->nodes_offset);
+}
+
+/* ---------------------------------------------------------------------
+ * GX_REQ_RTREE_SEARCH: a batch of independent probes walked over a
+ * mirror, level by level, all levels in one request.
+ *
+ * Program area: a GxRtSearch, then nqueries drive queries (each its own
+ * result list), then nfilter filter queries (nfilterkeys keys, sorted by
+ * key; every result entry must pass them all).  Output area: a
+ * GxRtSearchOut, then room for GxRtPair results.  A level's visits that
+ * exceed visit_cap set GX_RT_OVERFLOW_VISITS and the walk stops (the
+ * backend splits the batch); results beyond the output's room are counted,
+ * not written (npairs > room: the backend asks again with room for
+ * npairs).  A child pointer outside the mirror, or a node at the wrong
+ * level, sets GX_RT_CORRUPT.  Query numbers in the pairs are positions in
+ * the batch.  Pairs come in no particular order.
+ * ---------------------------------------------------------------------
+ */
+#define GX_RT_OVERFLOW_VISITS	0x0001
+#define GX_RT_CORRUPT			0x0002
+
+typedef struct GxRtSearch
+{
+	uint32_t	nqueries;
+	uint32_t	nfilter;
+	uint32_t	nfilterkeys;
+	uint32_t	visit_cap;		/* visits a level may have (>= nqueries) */
+	uint32_t	nblocks;		/* the mirror's, checked against the task */
+	uint32_t	root;
+	uint32_t	root_level;
+	uint32_t	pad;
+} GxRtSearch;
+
+typedef struct GxRtSearchOut
+{
+	uint64_t	npairs;			/* results found (may exceed the room) */
+	uint32_t	flags;			/* GX_RT_OVERFLOW_VISITS, GX_RT_CORRUPT */
+	uint32_t	levels;			/* levels walked */
+} GxRtSearchOut;
+
+GX_FUNC const GxRtQuery *
+gx_rt_search_queries(const GxRtSearch *s)
+{
+	return (const GxRtQuery *) (s + 1);
+}
+
+GX_FUNC const GxRtQuery *
+gx_rt_search_filter(const GxRtSearch *s)
+{
+	return gx_rt_search_queries(s) + s->nqueries;
+}
+
+/* bytes of the program area a search of these sizes needs */
+GX_FUNC uint64_t
+gx_rt_search_program_bytes(uint32_t nqueries, uint32_t nfilter)
+{
+	return sizeof(GxRtSearch) + ((uint64_t) nqueries + nfilter) * sizeof(GxRtQuery);
+}
+
+/* room for results in an output area of out_len bytes */
+GX_FUNC uint64_t
+gx_rt_search_out_room(uint64_t out_len)
+{
+	return out_len < sizeof(GxRtSearchOut) ? 0 :
+		(out_len - sizeof(GxRtSearchOut)) / sizeof(GxRtPair);
+}
+
+/*
+ * Is a search's program area consistent with its length and the limits of
+ * the kernels?  Checked by the service, the launcher and the CPU engine.
+ */
+GX_FUNC bool
+gx_rt_search_ok(const GxRtSearch *s, uint64_t program_len)
+{
+	return program_len >= sizeof(GxRtSearch) &&
+		program_len >= gx_rt_search_program_bytes(s->nqueries, s->nfilter) &&
+		s->nqueries > 0 && s->visit_cap >= s->nqueries && s->nblocks > 0 &&
+		s->root < s->nblocks && s->root_level < 64 &&
+		(s->nfilter == 0) == (s->nfilterkeys == 0) && s->nfilterkeys <= s->nfilter;
+}
+
+/*
+ * Device working memory of a search (reserved by the service before the
+ * launch, "size first"): the program area, counters, two visit lists of
+ * visit_cap and a counter per node (the grouping of a level by node).
+ */
+#define GX_RT_SCRATCH_COUNTERS	256
+GX_FUNC uint64_t
+gx_rt_search_scratch_bytes(const GxRtSearch *s, uint64_t program_len)
+{
+	uint64_t	prog = (program_len + 255) & ~(uint64_t) 255;
+	uint64_t	visits = ((uint64_t) s->visit_cap * sizeof(GxRtVisit) + 255) & ~(uint64_t) 255;
+	uint64_t	per_node = ((uint64_t) s->nblocks * sizeof(uint32_t) + 255) & ~(uint64_t) 255;
+
+	return prog + GX_RT_SCRATCH_COUNTERS + 2 * visits + per_node;
+}
+
+/*
+ * Check a visit against the mirror: the node exists, is not the metapage
+ * and is a leaf exactly at level 0.  Both engines skip a visit that fails
+ * and report GX_RT_CORRUPT.
+ */
+GX_FUNC bool
+gx_rt_visit_ok(const GxRtMirror *m, const uint16_t *counts, uint32_t node, bool leaf)
+{
+	if (node == 0 || node >= m->nblocks || (counts[node] & GX_RT_NODE_BIT) == 0)
+		return false;
+	return ((counts[node] & GX_RT_LEAF_BIT) != 0) == leaf &&
+		(counts[node] & GX_RT_COUNT_MASK) <= m->node_stride;
 }
 
 #ifndef __CUDACC__
 /*
  * One level of the walk over a mirror, the kernel's contract on the host
- * (the CPU engine's form of cuda/rtree.cu): the same mirror layout, visits
- * grouped by node, the same outputs, at most out_cap written; returns how
- * many there are (more than out_cap: retry with a larger buffer).
+ * (the CPU engine's form of cuda/rtree.cu): visits grouped by node, the
+ * same tests and outputs, at most out_cap written; returns how many there
+ * are (more than out_cap: counted, not written).  Bad visits set
+ * GX_RT_CORRUPT in *flags.
  */
-static inline uint32_t
-gx_rtree_level_cpu(const GxRtEntry *nodes, const uint16_t *counts,
-				   uint32_t node_stride, const GxRtQuery *queries,
+static inline uint64_t
+gx_rtree_level_cpu(const GxRtMirror *m, const GxRtSearch *s,
 				   const GxRtVisit *visits, uint32_t nvisits,
-				   bool leaf, void *out, uint32_t out_cap)
+				   bool leaf, void *out, uint64_t out_cap, uint32_t *flags)
 {
-	uint32_t	count = 0;
+	const uint16_t *counts = gx_rt_mirror_counts(m);
+	const GxRtEntry *nodes = gx_rt_mirror_nodes(m);
+	const GxRtQuery *queries = gx_rt_search_queries(s);
+	const GxRtQuery *filter = gx_rt_search_filter(s);
+	bool		pass[GX_RT_MAX_STRIDE];
+	uint32_t	pass_node = 0;
+	uint64_t	count = 0;
 
 	for (uint32_t v = 0; v < nvisits; v++)
 	{
 		uint32_t	node = visits[v].node;
-		const GxRtEntry *e = nodes + (size_t) node * node_stride;
+		const GxRtEntry *e = nodes + (size_t) node * m->node_stride;
 		const GxRtQuery *q = &queries[visits[v].query];
+		uint32_t	n;
 
-		for (uint32_t i = 0; i < counts[node]; i++)
+		if (!gx_rt_visit_ok(m, counts, node, leaf))
 		{
-			if (!gx_rt_test(&e[i], q, leaf))
+			*flags |= GX_RT_CORRUPT;
+			continue;
+		}
+		n = counts[node] & GX_RT_COUNT_MASK;
+		/* the filter keys once per node of a run of visits */
+		if (v == 0 || node != pass_node)
+		{
+			for (uint32_t i = 0; i < n; i++)
+				pass[i] = s->nfilterkeys == 0 ||
+					gx_rt_entry_passes(&e[i], leaf, filter, (int) s->nfilter,
+									   (int) s->nfilterkeys);
+			pass_node = node;
+		}
+		for (uint32_t i = 0; i < n; i++)
+		{
+			if (!pass[i] || !gx_rt_test(&e[i], q, leaf))
 				continue;
 			if (count < out_cap)
 			{
@@ -310,10 +509,10 @@ gx_rtree_level_cpu(const GxRtEntry *nodes, const uint16_t *counts,
 				}
 				else
 				{
-					GxRtVisit  *n = &((GxRtVisit *) out)[count];
+					GxRtVisit  *nv = &((GxRtVisit *) out)[count];
 
-					n->node = e[i].blk;
-					n->query = visits[v].query;
+					nv->node = e[i].blk;
+					nv->query = visits[v].query;
 				}
 			}
 			count++;
@@ -321,20 +520,6 @@ gx_rtree_level_cpu(const GxRtEntry *nodes, const uint16_t *counts,
 	}
 	return count;
 }
-
-/*
- * The device form (cuda/rtree.cu): one level of visits over a device
- * mirror of the tree (node i's entries at nodes + i * node_stride, counts
- * in counts[]), run on stream; visits are grouped by node.  Writes the
- * next level's visits (inner level) or result pairs (leaf level), at most
- * out_cap; *out_count may exceed out_cap, then the caller retries with a
- * larger buffer.  Returns 0 or a cudaError_t.  Built only with nvcc.
- */
-extern int	gx_rtree_level_launch(const GxRtEntry *nodes, const uint16_t *counts,
-								  uint32_t node_stride, const GxRtQuery *queries,
-								  const GxRtVisit *visits, uint32_t nvisits,
-								  bool leaf, void *out, uint32_t out_cap,
-								  uint32_t *out_count, void *stream);
 #endif
 
 #endif							/* GX_RTREE_H */

@@ -1,110 +1,213 @@
 /*-------------------------------------------------------------------------
  * rtree.cu
  *		GPU node scans of gpuext_gist (issue #9; Beier et al., "GiST scan
- *		acceleration using coprocessors"): one level of a batched,
- *		level-synchronous R-tree walk.
+ *		acceleration using coprocessors"): a batched, level-synchronous
+ *		R-tree walk over a tree mirror held in a task's device memory.
  *
- * The device mirror holds the tree as an array of nodes indexed by block
- * number: node b's entries at nodes + b * node_stride (the page's entry
- * array, cuda/gx_rtree.h), its entry count in counts[b].  A level's work is
- * a list of visits (node, query) sorted by node.  Each block takes a tile
- * of GX_RT_TILE consecutive visits; for every run of visits on one node it
- * loads the node's entries and the run's queries into shared memory, then
- * its threads evaluate the (query, entry) test matrix, one cell per thread
- * per step, with the tests of cuda/gx_rtree.h (the CPU engine's, to the
- * bit: -fmad=false).  Hits are appended with one atomic per warp (ballot,
- * popcount, shuffle of the base) to the next level's visits (inner level)
- * or to the result pairs (leaf level).  Appends beyond out_cap are counted
- * but not written: the caller sees *out_count > out_cap and retries with a
- * larger buffer (size first, then run).
+ * GX_REQ_RTREE_LOAD / GX_REQ_RTREE_FILL copy parts of the mirror (layout
+ * in cuda/gx_rtree.h: header, per-node counts, node b's entries at
+ * nodes + b * node_stride) from the DMA arena into the task's memory.
+ *
+ * GX_REQ_RTREE_SEARCH walks every level in one request: the launcher
+ * enqueues, per level, the level kernel and (inner levels) the grouping of
+ * the next level's visits by node, all on one stream; visit counts stay in
+ * device memory and each kernel reads them there, so the host never waits
+ * between levels.  The level kernel takes tiles of GX_RT_TILE consecutive
+ * visits (grid-stride over the tiles of the current count); for every run
+ * of visits on one node it loads the node's entries and the run's queries
+ * into shared memory (and, with filter keys, whether each entry passes
+ * them), then its threads evaluate the (query, entry) test matrix, one
+ * cell per thread per step, with the tests of cuda/gx_rtree.h (the CPU
+ * engine's, to the bit: -fmad=false).  Hits are appended with one atomic
+ * per warp (ballot, popcount, shuffle of the base) to the next level's
+ * visits or, at the leaves, to the result pairs in the batch's output area
+ * (mapped host memory).  The grouping is a counting sort by node: a count
+ * per node, an exclusive scan in one block, a scatter.  Overflow: visits
+ * beyond visit_cap stop the walk (flag), pairs beyond the output's room are
+ * counted and not written; the backend splits the batch or asks again.
  *
  * Written for sm_90; compiled here, not yet run on a GPU (the CPU engine,
- * src/gxgist_batch.c, runs the same walk and is what the tests exercise).
+ * src/cpu_engine.c, runs the same request with the same tests and is what
+ * the tests without a GPU exercise).
  *
  * IDENTIFICATION
  *		cuda/rtree.cu
  *-------------------------------------------------------------------------
  */
-#include <cuda_runtime.h>
-
+#include "gx_kernels.h"
 #include "gx_rtree.h"
 
-#define GX_RT_TILE		64			/* visits per block */
+#define GX_RT_TILE		64			/* visits per block and step */
 #define GX_RT_THREADS	256
-#define GX_RT_MAX_NODE	204			/* GXG_MAX_NODE_SIZE with 8 kB pages */
+#define GX_RT_GRID_MAX	1024		/* blocks of the grid-stride kernels */
+#define GX_RT_SCAN_THREADS 1024
+
+/* the walk's counters, in the request's device memory */
+typedef struct RtCounters
+{
+	unsigned long long nnext;	/* next level's visits appended (may exceed cap) */
+	unsigned long long npairs;	/* result pairs appended (may exceed the room) */
+	uint32_t	ncur;			/* visits of the current level */
+	uint32_t	flags;			/* GX_RT_OVERFLOW_VISITS, GX_RT_CORRUPT */
+	uint32_t	levels;
+} RtCounters;
 
 /* append one hit per set lane of the warp; returns this lane's slot */
-__device__ __forceinline__ static uint32_t
-gx_rt_warp_append(bool hit, uint32_t *count)
+__device__ __forceinline__ static unsigned long long
+gx_rt_warp_append(bool hit, unsigned long long *count)
 {
 	unsigned	mask = __ballot_sync(0xffffffffu, hit);
 	int			lane = threadIdx.x & 31;
-	uint32_t	base = 0;
+	unsigned long long base = 0;
 
 	if (lane == 0 && mask != 0)
-		base = atomicAdd(count, (uint32_t) __popc(mask));
+		base = atomicAdd(count, (unsigned long long) __popc(mask));
 	base = __shfl_sync(0xffffffffu, base, 0);
-	return base + (uint32_t) __popc(mask & ((1u << lane) - 1));
+	return base + (unsigned long long) __popc(mask & ((1u << lane) - 1));
 }
 
-__global__ void __launch_bounds__(GX_RT_THREADS)
-gx_rtree_level_kernel(const GxRtEntry *__restrict__ nodes,
-					  const uint16_t *__restrict__ counts, uint32_t node_stride,
-					  const GxRtQuery *__restrict__ queries,
-					  const GxRtVisit *__restrict__ visits, uint32_t nvisits,
-					  bool leaf, void *out, uint32_t out_cap, uint32_t *out_count)
+/* has the service asked the request to stop, or has the walk stopped? */
+__device__ __forceinline__ static bool
+gx_rt_stopped(const GxBatch *batch, const RtCounters *ctr)
 {
-	__shared__ GxRtEntry s_entries[GX_RT_MAX_NODE];
+	return *(volatile const uint32_t *) &batch->abort_flag != 0 ||
+		*(volatile const uint32_t *) &ctr->flags != 0;
+}
+
+/*
+ * The same, one answer for the whole block (thread 0 reads, the others
+ * follow): kernels with barriers must not let some threads leave early
+ * when the service sets the abort flag between their reads.
+ */
+__device__ __forceinline__ static bool
+gx_rt_block_stopped(const GxBatch *batch, const RtCounters *ctr)
+{
+	__shared__ bool stop;
+
+	if (threadIdx.x == 0)
+		stop = gx_rt_stopped(batch, ctr);
+	__syncthreads();
+	return stop;
+}
+
+/*
+ * Check the request against the task's mirror and queue every query on the
+ * root.  A mismatch is a malformed request (kernel_error).
+ */
+__global__ void
+rt_init_kernel(GxBatch *batch, const GxRtMirror *m, const GxRtSearch *s,
+			   RtCounters *ctr, GxRtVisit *cur)
+{
+	uint32_t	i = blockIdx.x * blockDim.x + threadIdx.x;
+	bool		ok = m->magic == GX_RT_MIRROR_MAGIC && m->nblocks == s->nblocks &&
+		m->root == s->root && m->root_level == s->root_level &&
+		m->node_stride <= GX_RT_MAX_STRIDE;
+
+	if (i == 0)
+	{
+		ctr->nnext = 0;
+		ctr->npairs = 0;
+		ctr->ncur = s->nqueries;
+		ctr->flags = ok ? 0 : GX_RT_CORRUPT;
+		ctr->levels = 0;
+		if (!ok)
+			batch->kernel_error = GX_KERR_BAD_PROGRAM;
+	}
+	if (!ok)
+		return;
+	for (; i < s->nqueries; i += gridDim.x * blockDim.x)
+	{
+		cur[i].node = s->root;
+		cur[i].query = i;
+	}
+}
+
+/*
+ * One level: the current visits (grouped by node) against their nodes'
+ * entries; hits become next-level visits (inner) or pairs (leaf).
+ */
+__global__ void __launch_bounds__(GX_RT_THREADS)
+rt_level_kernel(const GxBatch *batch, const GxRtMirror *__restrict__ m,
+				const GxRtSearch *__restrict__ s, RtCounters *ctr,
+				const GxRtVisit *__restrict__ cur, GxRtVisit *next,
+				GxRtPair *pairs, unsigned long long room, bool leaf)
+{
+	__shared__ GxRtEntry s_entries[GX_RT_MAX_STRIDE];
 	__shared__ GxRtQuery s_queries[GX_RT_TILE];
 	__shared__ uint32_t s_qid[GX_RT_TILE];
-	uint32_t	first = blockIdx.x * GX_RT_TILE;
-	uint32_t	last = min(first + GX_RT_TILE, nvisits);
-	uint32_t	run = first;
+	__shared__ bool s_pass[GX_RT_MAX_STRIDE];
+	const uint16_t *counts = gx_rt_mirror_counts(m);
+	const GxRtEntry *nodes = gx_rt_mirror_nodes(m);
+	const GxRtQuery *queries = gx_rt_search_queries(s);
+	const GxRtQuery *filter = gx_rt_search_filter(s);
+	uint32_t	nvisits = ctr->ncur;
+	uint32_t	ntiles = (nvisits + GX_RT_TILE - 1) / GX_RT_TILE;
 
-	while (run < last)
+	if (gx_rt_block_stopped(batch, ctr))
+		return;
+	for (uint32_t tile = blockIdx.x; tile < ntiles; tile += gridDim.x)
 	{
-		uint32_t	node = visits[run].node;
-		uint32_t	run_end = run;
-		uint32_t	nq;
-		uint32_t	n;
-		uint32_t	cells;
+		uint32_t	first = tile * GX_RT_TILE;
+		uint32_t	last = min(first + GX_RT_TILE, nvisits);
+		uint32_t	run = first;
 
-		while (run_end < last && visits[run_end].node == node)
-			run_end++;
-		nq = run_end - run;
-		n = min((uint32_t) counts[node], (uint32_t) GX_RT_MAX_NODE);
-
-		/* the node and the run's queries into shared memory */
-		for (uint32_t i = threadIdx.x; i < n; i += blockDim.x)
-			s_entries[i] = nodes[(size_t) node * node_stride + i];
-		for (uint32_t i = threadIdx.x; i < nq; i += blockDim.x)
+		while (run < last)
 		{
-			s_qid[i] = visits[run + i].query;
-			s_queries[i] = queries[s_qid[i]];
-		}
-		__syncthreads();
+			uint32_t	node = cur[run].node;
+			uint32_t	run_end = run;
+			uint32_t	nq;
+			uint32_t	n;
+			uint32_t	cells;
 
-		/* the test matrix, nq x n; the loop bound is the same for the whole
-		 * block, so every lane reaches every ballot */
-		cells = nq * n;
-		for (uint32_t base = 0; base < cells; base += blockDim.x)
-		{
-			uint32_t	c = base + threadIdx.x;
-			bool		hit = false;
-			uint32_t	qi = 0;
-			uint32_t	ei = 0;
-			uint32_t	slot;
-
-			if (c < cells)
+			while (run_end < last && cur[run_end].node == node)
+				run_end++;
+			nq = run_end - run;
+			/* the same answer for every thread: the block stays together */
+			if (!gx_rt_visit_ok(m, counts, node, leaf))
 			{
-				qi = c / n;
-				ei = c % n;
-				hit = gx_rt_test(&s_entries[ei], &s_queries[qi], leaf);
+				if (threadIdx.x == 0)
+					atomicOr(&ctr->flags, (uint32_t) GX_RT_CORRUPT);
+				run = run_end;
+				continue;
 			}
-			slot = gx_rt_warp_append(hit, out_count);
-			if (hit && slot < out_cap)
+			n = counts[node] & GX_RT_COUNT_MASK;
+
+			/* the node, the run's queries and the filter keys' verdicts */
+			for (uint32_t i = threadIdx.x; i < n; i += blockDim.x)
+				s_entries[i] = nodes[(size_t) node * m->node_stride + i];
+			for (uint32_t i = threadIdx.x; i < nq; i += blockDim.x)
 			{
-				if (leaf)
+				s_qid[i] = cur[run + i].query;
+				s_queries[i] = queries[s_qid[i]];
+			}
+			__syncthreads();
+			for (uint32_t i = threadIdx.x; i < n; i += blockDim.x)
+				s_pass[i] = s->nfilterkeys == 0 ||
+					gx_rt_entry_passes(&s_entries[i], leaf, filter, (int) s->nfilter,
+									   (int) s->nfilterkeys);
+			__syncthreads();
+
+			/* the test matrix, nq x n; the loop bound is the same for the
+			 * whole block, so every lane reaches every ballot */
+			cells = nq * n;
+			for (uint32_t base = 0; base < cells; base += blockDim.x)
+			{
+				uint32_t	c = base + threadIdx.x;
+				bool		hit = false;
+				uint32_t	qi = 0;
+				uint32_t	ei = 0;
+				unsigned long long slot;
+
+				if (c < cells)
+				{
+					qi = c / n;
+					ei = c % n;
+					hit = s_pass[ei] && gx_rt_test(&s_entries[ei], &s_queries[qi], leaf);
+				}
+				slot = gx_rt_warp_append(hit, leaf ? &ctr->npairs : &ctr->nnext);
+				if (!hit)
+					continue;
+				if (leaf && slot < room)
 				{
 					GxRtPair	p;
 
@@ -112,40 +215,205 @@ gx_rtree_level_kernel(const GxRtEntry *__restrict__ nodes,
 					p.blk = s_entries[ei].blk;
 					p.off = s_entries[ei].off;
 					p.pad = 0;
-					((GxRtPair *) out)[slot] = p;
+					pairs[slot] = p;
 				}
-				else
+				else if (!leaf && slot < s->visit_cap)
 				{
 					GxRtVisit	v;
 
 					v.node = s_entries[ei].blk;
 					v.query = s_qid[qi];
-					((GxRtVisit *) out)[slot] = v;
+					next[slot] = v;
 				}
 			}
+			__syncthreads();
+			run = run_end;
 		}
-		__syncthreads();
-		run = run_end;
+	}
+}
+
+/* grouping, step 1: visits per node (per_node zeroed before) */
+__global__ void
+rt_group_count_kernel(const GxBatch *batch, const GxRtSearch *s, RtCounters *ctr,
+					  const GxRtVisit *next, uint32_t *per_node)
+{
+	unsigned long long n = ctr->nnext;
+
+	if (gx_rt_stopped(batch, ctr) || n > s->visit_cap)
+		return;
+	for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
+	{
+		uint32_t	node = next[i].node;
+
+		if (node < s->nblocks)
+			atomicAdd(&per_node[node], 1u);
+		else
+			atomicOr(&ctr->flags, (uint32_t) GX_RT_CORRUPT);
 	}
 }
 
 /*
- * Launch one level on stream (a cudaStream_t).  *out_count must be zeroed
- * by the caller (device memory) before the launch.
+ * grouping, step 2 (one block): overflow check, then per_node becomes the
+ * exclusive prefix sum (each node's first slot); the next level becomes
+ * the current one
  */
-extern "C" int
-gx_rtree_level_launch(const GxRtEntry *nodes, const uint16_t *counts,
-					  uint32_t node_stride, const GxRtQuery *queries,
-					  const GxRtVisit *visits, uint32_t nvisits,
-					  bool leaf, void *out, uint32_t out_cap,
-					  uint32_t *out_count, void *stream)
+__global__ void __launch_bounds__(GX_RT_SCAN_THREADS)
+rt_group_scan_kernel(const GxBatch *batch, const GxRtSearch *s, RtCounters *ctr,
+					 uint32_t *per_node)
 {
-	uint32_t	blocks = (nvisits + GX_RT_TILE - 1) / GX_RT_TILE;
+	__shared__ uint32_t sums[GX_RT_SCAN_THREADS];
+	uint32_t	nblocks = s->nblocks;
+	uint32_t	chunk = (nblocks + blockDim.x - 1) / blockDim.x;
+	uint32_t	lo = min(threadIdx.x * chunk, nblocks);
+	uint32_t	hi = min(lo + chunk, nblocks);
+	uint32_t	sum = 0;
 
-	if (blocks == 0)
-		return (int) cudaSuccess;
-	gx_rtree_level_kernel<<<blocks, GX_RT_THREADS, 0, (cudaStream_t) stream>>>(
-		nodes, counts, node_stride, queries, visits, nvisits, leaf,
-		out, out_cap, out_count);
-	return (int) cudaGetLastError();
+	if (gx_rt_block_stopped(batch, ctr))
+		return;
+	if (ctr->nnext > s->visit_cap)
+	{
+		if (threadIdx.x == 0)
+			ctr->flags |= GX_RT_OVERFLOW_VISITS;
+		return;
+	}
+	for (uint32_t i = lo; i < hi; i++)
+		sum += per_node[i];
+	sums[threadIdx.x] = sum;
+	__syncthreads();
+	/* inclusive scan of the chunk sums (Hillis-Steele) */
+	for (uint32_t d = 1; d < blockDim.x; d <<= 1)
+	{
+		uint32_t	add = threadIdx.x >= d ? sums[threadIdx.x - d] : 0;
+
+		__syncthreads();
+		sums[threadIdx.x] += add;
+		__syncthreads();
+	}
+	sum = threadIdx.x > 0 ? sums[threadIdx.x - 1] : 0;
+	for (uint32_t i = lo; i < hi; i++)
+	{
+		uint32_t	c = per_node[i];
+
+		per_node[i] = sum;
+		sum += c;
+	}
+	if (threadIdx.x == 0)
+	{
+		ctr->ncur = (uint32_t) ctr->nnext;
+		ctr->nnext = 0;
+		ctr->levels++;
+	}
+}
+
+/* grouping, step 3: each visit to its node's next slot */
+__global__ void
+rt_group_scatter_kernel(const GxBatch *batch, RtCounters *ctr, const GxRtSearch *s,
+						const GxRtVisit *next, GxRtVisit *cur, uint32_t *per_node)
+{
+	uint32_t	n = ctr->ncur;
+
+	if (gx_rt_stopped(batch, ctr))
+		return;
+	for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
+	{
+		GxRtVisit	v = next[i];
+
+		if (v.node < s->nblocks)	/* (the count kernel flagged the others) */
+			cur[atomicAdd(&per_node[v.node], 1u)] = v;
+	}
+}
+
+/* the walk's outcome into the batch's output header */
+__global__ void
+rt_finish_kernel(GxBatch *batch, GxRtSearchOut *out, const RtCounters *ctr)
+{
+	out->npairs = ctr->npairs;
+	out->flags = ctr->flags;
+	out->levels = ctr->levels + 1;
+}
+
+/* Blocks of a grid-stride kernel over up to n items of 'per' each */
+static uint32_t
+rt_grid(uint64_t n, uint32_t per)
+{
+	uint64_t	g = (n + per - 1) / per;
+
+	return (uint32_t) (g == 0 ? 1 : (g > GX_RT_GRID_MAX ? GX_RT_GRID_MAX : g));
+}
+
+/*
+ * GX_REQ_RTREE_LOAD and GX_REQ_RTREE_FILL: copy the batch's output area
+ * (a part of the mirror) to the task's memory at offset arg.  The service
+ * has checked that the part fits the task.
+ */
+cudaError_t
+gx_launch_rtree_fill(const GxLaunch *l, cudaStream_t s)
+{
+	const GxBatch *b = l->batch_host;
+	void	   *task = l->kind == GX_REQ_RTREE_LOAD ? l->scratch_dev : l->task_dev;
+
+	if (task == NULL)
+		return cudaErrorInvalidValue;
+	if (b->out_len == 0)
+		return cudaSuccess;
+	return cudaMemcpyAsync((char *) task + b->arg, (const char *) b + b->out_offset,
+						   b->out_len, cudaMemcpyHostToDevice, s);
+}
+
+/*
+ * GX_REQ_RTREE_SEARCH: the program area to device memory, then every
+ * level's kernels on the stream (the levels are known from the request:
+ * root_level + 1), then the outcome into the output header.
+ */
+cudaError_t
+gx_launch_rtree_search(const GxLaunch *l, cudaStream_t st)
+{
+	const GxBatch *b = l->batch_host;
+	const GxRtSearch *sh = (const GxRtSearch *) ((const char *) b + b->program_offset);
+	const GxRtMirror *m = (const GxRtMirror *) l->task_dev;
+	char	   *scratch = (char *) l->scratch_dev;
+	uint64_t	prog_bytes = (b->program_len + 255) & ~(uint64_t) 255;
+	uint64_t	visit_bytes;
+	GxRtSearch *s;
+	RtCounters *ctr;
+	GxRtVisit  *cur;
+	GxRtVisit  *next;
+	uint32_t   *per_node;
+	char	   *out_dev = (char *) l->batch_dev + b->out_offset;
+	GxRtPair   *pairs = (GxRtPair *) (out_dev + sizeof(GxRtSearchOut));
+	unsigned long long room = gx_rt_search_out_room(b->out_len);
+	cudaError_t rc;
+
+	if (m == NULL || b->out_len < sizeof(GxRtSearchOut) ||
+		!gx_rt_search_ok(sh, b->program_len) ||
+		l->scratch_bytes < gx_rt_search_scratch_bytes(sh, b->program_len))
+		return cudaErrorInvalidValue;
+	visit_bytes = ((uint64_t) sh->visit_cap * sizeof(GxRtVisit) + 255) & ~(uint64_t) 255;
+	s = (GxRtSearch *) scratch;
+	ctr = (RtCounters *) (scratch + prog_bytes);
+	cur = (GxRtVisit *) (scratch + prog_bytes + GX_RT_SCRATCH_COUNTERS);
+	next = (GxRtVisit *) ((char *) cur + visit_bytes);
+	per_node = (uint32_t *) ((char *) next + visit_bytes);
+
+	if ((rc = cudaMemcpyAsync(s, sh, b->program_len, cudaMemcpyHostToDevice, st)) != cudaSuccess)
+		return rc;
+	rt_init_kernel<<<rt_grid(sh->nqueries, 256), 256, 0, st>>>(l->batch_dev, m, s, ctr, cur);
+	for (int level = (int) sh->root_level; level >= 0; level--)
+	{
+		bool		leaf = (level == 0);
+
+		rt_level_kernel<<<rt_grid(sh->visit_cap, GX_RT_TILE), GX_RT_THREADS, 0, st>>>(
+			l->batch_dev, m, s, ctr, cur, next, pairs, room, leaf);
+		if (leaf)
+			break;
+		if ((rc = cudaMemsetAsync(per_node, 0, (size_t) sh->nblocks * sizeof(uint32_t), st)) != cudaSuccess)
+			return rc;
+		rt_group_count_kernel<<<rt_grid(sh->visit_cap, 256), 256, 0, st>>>(
+			l->batch_dev, s, ctr, next, per_node);
+		rt_group_scan_kernel<<<1, GX_RT_SCAN_THREADS, 0, st>>>(l->batch_dev, s, ctr, per_node);
+		rt_group_scatter_kernel<<<rt_grid(sh->visit_cap, 256), 256, 0, st>>>(
+			l->batch_dev, ctr, s, next, cur, per_node);
+	}
+	rt_finish_kernel<<<1, 1, 0, st>>>(l->batch_dev, (GxRtSearchOut *) out_dev, ctr);
+	return cudaGetLastError();
 }

@@ -375,9 +375,10 @@ RESET gpuext.gist_join_batch;
 DELETE FROM gg_q WHERE qid = 17;
 DROP FUNCTION gg_join_cmp(text);
 
--- gpuext.gist_walk = mirror: each search copies the index into the
--- device's layout and runs the level-by-level driver with the host form of
--- the kernel's contract (outputs sized first, enlarged, run again)
+-- gpuext.gist_walk = mirror: every search goes through the GPU service's
+-- request (GX_REQ_RTREE_SEARCH) on the CPU engine, over a copy of the tree
+-- in the layout the device searches: batches split when their visits
+-- overflow a request, sent again when their results do not fit
 SET gpuext.gist_walk = mirror;
 SELECT gg_cmp('t.bx && q.qb');
 SELECT gg_cmp('t.bx <@ q.qb');
@@ -389,7 +390,22 @@ SELECT count(*) FROM gg_gx WHERE bx && ANY ((SELECT array_agg(qb) FROM gg_q WHER
 RESET enable_seqscan;
 SELECT count(*) FROM gg_seq WHERE bx && ANY ((SELECT array_agg(qb) FROM gg_q WHERE qid NOT IN (5, 11))::box[]);
 SELECT count(*) FROM gpuext_gist_probe('gg_gx_bx', (SELECT array_agg(qb ORDER BY qid) FROM gg_q));
+SET enable_nestloop = off;
+SET enable_hashjoin = off;
+SET enable_mergejoin = off;
+EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
+SELECT t.id, q.qid FROM gg_gx t JOIN gg_q q ON t.bx && q.qb;
+SET gpuext.gist_join_batch = 3;
+EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
+SELECT t.id, q.qid FROM gg_gx t JOIN gg_q q ON t.pt <@ q.qb;
+RESET gpuext.gist_join_batch;
+RESET enable_nestloop;
+RESET enable_hashjoin;
+RESET enable_mergejoin;
+-- auto: batches below gpuext.gist_gpu_min_batch, and every batch without
+-- a GPU, walk the pages
 RESET gpuext.gist_walk;
+SHOW gpuext.gist_walk;
 SELECT count(*) FROM gpuext_gist_probe('gg_gx_bx', (SELECT array_agg(qb ORDER BY qid) FROM gg_q));
 
 -- empty tables, all-NULL tables, CREATE INDEX CONCURRENTLY, unlogged

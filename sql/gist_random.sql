@@ -2,7 +2,7 @@
 -- gpuext_gist under random inserts, deletes, updates and vacuums (fixed
 -- seed): after every round, every operator through the index (index scans,
 -- bitmap scans, GistJoin, probes) equals a sequential scan, and the
--- checker passes.
+-- checker passes; the last rounds through the tree mirror's requests.
 --
 \set VERBOSITY terse
 SET client_min_messages = warning;
@@ -108,6 +108,15 @@ SELECT gr_round(10);
 REINDEX INDEX gr_bx;
 SELECT gr_round(11);
 SELECT gr_round(12);
+VACUUM gr;
+-- two more rounds with every search through the GPU service's request on
+-- the CPU engine's copy of the tree (gpuext.gist_walk = mirror)
+SET gpuext.gist_walk = mirror;
+SELECT gr_round(13);
+DELETE FROM gr WHERE id % 3 = 0;
+VACUUM gr;
+SELECT gr_round(14);
+RESET gpuext.gist_walk;
 VACUUM gr;
 SELECT levels > 1 AS deep, leaf_entries = heap_tuples AS all_indexed
   FROM gpuext_gist_check('gr_bx', true);

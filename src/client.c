@@ -525,6 +525,71 @@ gx_join_task_create(const void *tables, uint64 bytes, uint64 rows, uint32 near_t
 							  fill_join_build, &a, status, errmsg);
 }
 
+typedef struct RtreePartArgs
+{
+	const char *part;
+	uint64		len;
+	uint64		offset;			/* in the task */
+	uint64		total;			/* the whole mirror (load) */
+	uint32		task_id;		/* (fill) */
+} RtreePartArgs;
+
+static void
+fill_rtree_part(GxBatch *b, void *arg)
+{
+	RtreePartArgs *a = arg;
+
+	b->reserve_bytes = a->total;
+	b->arg = a->offset;
+	b->task_id = a->task_id;
+	b->out_len = a->len;
+	memcpy(gx_batch_out(b), a->part, a->len);
+}
+
+/*
+ * Create a task holding a gpuext_gist tree mirror of 'bytes' (the block of
+ * cuda/gx_rtree.h): GX_REQ_RTREE_LOAD reserves it and copies the first
+ * part, GX_REQ_RTREE_FILL the others, 'part' bytes at a time through the
+ * DMA arena.  Owned like gx_task_create's tasks.  Returns the task id, or
+ * 0 with *status and errmsg set (a part that fails frees the task).
+ */
+uint32
+gx_rtree_task_create(const void *mirror, uint64 bytes, uint64 part, int *status, char *errmsg)
+{
+	RtreePartArgs a;
+	uint32		id;
+
+	a.part = mirror;
+	a.len = Min(bytes, part);
+	a.offset = 0;
+	a.total = bytes;
+	a.task_id = 0;
+	id = run_create_request(TYPEALIGN(16, sizeof(GxBatch)) + a.len, GX_REQ_RTREE_LOAD,
+							fill_rtree_part, &a, status, errmsg);
+	if (id == 0)
+		return 0;
+	for (a.offset = a.len; a.offset < bytes; a.offset += a.len)
+	{
+		GxRequest  *req;
+
+		a.part = (const char *) mirror + a.offset;
+		a.len = Min(bytes - a.offset, part);
+		a.task_id = id;
+		*status = run_request(TYPEALIGN(16, sizeof(GxBatch)) + a.len, GX_REQ_RTREE_FILL,
+							  fill_rtree_part, &a, false, &req);
+		if (*status != GX_OK)
+		{
+			strlcpy(errmsg, req ? req->errmsg : "no room in the gpuext DMA arena", GX_ERRLEN);
+			if (req)
+				gx_request_destroy(req);
+			gx_task_destroy(id);
+			return 0;
+		}
+		gx_request_destroy(req);
+	}
+	return id;
+}
+
 static void
 fill_task_id(GxBatch *b, void *arg)
 {

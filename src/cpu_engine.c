@@ -23,6 +23,7 @@
 
 #include "gx_agg.h"
 #include "gx_join.h"
+#include "gx_rtree.h"
 
 
 /* The page of a page reference, in shared buffers. */
@@ -264,6 +265,88 @@ cpu_join(GxBatch *batch)
 	}
 }
 
+/* qsort order of a level's visits: grouped by node, as the kernel wants them */
+static int
+cpu_rtree_cmp_visit(const void *a, const void *b)
+{
+	const GxRtVisit *va = a;
+	const GxRtVisit *vb = b;
+
+	if (va->node != vb->node)
+		return va->node < vb->node ? -1 : 1;
+	return (va->query > vb->query) - (va->query < vb->query);
+}
+
+/*
+ * GX_REQ_RTREE_SEARCH: walk the tree mirror registered under the batch's
+ * task id level by level, as cuda/rtree.cu does (the same visit and result
+ * bounds, flags and counts): every query starts at the root, each level's
+ * visits are grouped by node and run through gx_rtree_level_cpu.
+ */
+static void
+cpu_rtree_search(GxBatch *batch)
+{
+	const GxRtMirror *m = cpu_table_of(batch->task_id);
+	const GxRtSearch *s = (const GxRtSearch *) ((const char *) batch + batch->program_offset);
+	GxRtSearchOut *out = (GxRtSearchOut *) gx_batch_out(batch);
+	uint64		room = gx_rt_search_out_room(batch->out_len);
+	GxRtVisit  *cur;
+	GxRtVisit  *next;
+	uint32		ncur;
+	uint32		flags = 0;
+	uint32		levels = 0;
+	uint64		npairs = 0;
+
+	if (m == NULL || batch->out_len < sizeof(GxRtSearchOut) ||
+		batch->program_len < sizeof(GxRtSearch) || !gx_rt_search_ok(s, batch->program_len) ||
+		m->magic != GX_RT_MIRROR_MAGIC || m->nblocks != s->nblocks || m->root != s->root ||
+		m->root_level != s->root_level || m->node_stride > GX_RT_MAX_STRIDE)
+	{
+		batch->kernel_error = GX_KERR_BAD_PROGRAM;
+		return;
+	}
+	cur = palloc_extended((Size) s->visit_cap * sizeof(GxRtVisit), MCXT_ALLOC_HUGE);
+	next = palloc_extended((Size) s->visit_cap * sizeof(GxRtVisit), MCXT_ALLOC_HUGE);
+	for (uint32 q = 0; q < s->nqueries; q++)
+	{
+		cur[q].node = s->root;
+		cur[q].query = q;
+	}
+	ncur = s->nqueries;
+	for (int level = (int) s->root_level; level >= 0; level--)
+	{
+		bool		leaf = (level == 0);
+		uint64		count;
+
+		CHECK_FOR_INTERRUPTS();
+		levels++;
+		if (leaf)
+		{
+			npairs = gx_rtree_level_cpu(m, s, cur, ncur, true,
+										(char *) out + sizeof(GxRtSearchOut), room, &flags);
+			break;
+		}
+		count = gx_rtree_level_cpu(m, s, cur, ncur, false, next, s->visit_cap, &flags);
+		if (count > s->visit_cap)
+			flags |= GX_RT_OVERFLOW_VISITS;
+		if (flags != 0)
+			break;
+		ncur = (uint32) count;
+		qsort(next, ncur, sizeof(GxRtVisit), cpu_rtree_cmp_visit);
+		{
+			GxRtVisit  *t = cur;
+
+			cur = next;
+			next = t;
+		}
+	}
+	out->npairs = npairs;
+	out->flags = flags;
+	out->levels = levels;
+	pfree(cur);
+	pfree(next);
+}
+
 /* Run one batch to completion in this backend. */
 void
 gx_cpu_run_batch(GxBatch *batch)
@@ -287,6 +370,9 @@ gx_cpu_run_batch(GxBatch *batch)
 			break;
 		case GX_REQ_JOIN:
 			cpu_join(batch);
+			break;
+		case GX_REQ_RTREE_SEARCH:
+			cpu_rtree_search(batch);
 			break;
 		default:
 			elog(ERROR, "gpuext: unknown batch kind %u", batch->kind);

@@ -217,6 +217,8 @@ extern uint32 gx_task_create(uint64 bytes, uint64 capacity, uint64 max_groups,
 extern void gx_task_destroy(uint32 task_id);
 extern uint32 gx_join_task_create(const void *tables, uint64 bytes, uint64 rows,
 								  uint32 near_task, int *status, char *errmsg);
+extern uint32 gx_rtree_task_create(const void *mirror, uint64 bytes, uint64 part,
+								   int *status, char *errmsg);
 extern int	gx_task_fetch(uint32 task_id, uint64 first, uint64 nslots, uint32 entry_size,
 						  void *dest, uint64 *count, void *header, char *errmsg);
 extern void gx_client_attach(void);

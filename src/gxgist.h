@@ -15,6 +15,7 @@
 #include "access/amapi.h"
 #include "access/generic_xlog.h"
 #include "access/itup.h"
+#include "commands/explain.h"
 #include "nodes/execnodes.h"
 #include "nodes/tidbitmap.h"
 #include "storage/bufmgr.h"
@@ -81,6 +82,9 @@ typedef struct GxgOptions
 	int			fillfactor;		/* how full the build packs leaves, % */
 } GxgOptions;
 
+/* a node's copy of the tree for the GPU service (src/gxgist_device.c) */
+typedef struct GxgDevice GxgDevice;
+
 /* instructions of one entry test, for the cost model */
 #define GXG_TEST_INSNS		8
 
@@ -116,33 +120,33 @@ extern void gxg_rescan(IndexScanDesc scan, ScanKey scankey, int nscankeys,
 extern bool gxg_gettuple(IndexScanDesc scan, ScanDirection dir);
 extern int64 gxg_getbitmap(IndexScanDesc scan, TIDBitmap *tbm);
 extern void gxg_endscan(IndexScanDesc scan);
-extern ItemPointerData *gxg_search(Relation index, const GxRtQuery *queries,
+extern ItemPointerData *gxg_search(Relation index, GxgDevice *dev, const GxRtQuery *queries,
 								   int nqueries, int nkeys, int64 *ntids);
 extern void gxg_query_of(Datum arg, Oid argtype, int strategy, int key, GxRtQuery *q);
 
+/* gxgist_device.c: batched searches through the GPU service */
+extern GxgDevice *gxg_device_create(void);
+extern bool gxg_device_wanted(GxgDevice *dev, uint32 ndrive);
+extern bool gxg_device_walk(GxgDevice *dev, Relation index, const GxRtQuery *drive,
+							uint32 ndrive, const GxRtQuery *filter, int nfilter,
+							int nfilterkeys, GxRtPair **pairs, int64 *npairs,
+							uint32 **left, uint32 *nleft);
+extern void gxg_device_release(GxgDevice *dev);
+extern void gxg_device_explain(GxgDevice *dev, ExplainState *es);
+
 /* gxgist_batch.c */
-extern GxRtPair *gxg_walk(Relation index, const GxRtQuery *drive, uint32 ndrive,
-						  const GxRtQuery *filter, int nfilter, int nfilterkeys,
-						  int64 *npairs);
+extern GxRtPair *gxg_walk(Relation index, GxgDevice *dev, const GxRtQuery *drive,
+						  uint32 ndrive, const GxRtQuery *filter, int nfilter,
+						  int nfilterkeys, int64 *npairs);
 
-/* gxgist_mirror.c: the index in the device's layout */
-typedef struct GxgMirror
-{
-	GxRtEntry  *nodes;			/* node b at nodes + b * GXG_MAX_NODE_SIZE */
-	uint16	   *counts;			/* entries of node b (0: not a node) */
-	uint32		nblocks;
-	BlockNumber root;
-	uint32		root_level;
-} GxgMirror;
-
-#define GXG_WALK_PAGES		0
-#define GXG_WALK_MIRROR		1
+/* gxgist_mirror.c: the index in the layout both engines search */
+#define GXG_WALK_AUTO		0
+#define GXG_WALK_PAGES		1
+#define GXG_WALK_MIRROR		2
 extern int	gxg_walk_engine;
+extern int	gxg_gpu_min_batch;
 extern void gx_gist_mirror_init(void);
-extern GxgMirror *gxg_mirror_build(Relation index);
-extern GxRtPair *gxg_mirror_walk(Relation index, const GxgMirror *m,
-								 const GxRtQuery *queries, uint32 nqueries,
-								 int64 *npairs);
+extern GxRtMirror *gxg_mirror_build(Relation index, uint64 *bytes);
 
 /* gxgist_vacuum.c */
 extern IndexBulkDeleteResult *gxg_bulkdelete(IndexVacuumInfo *info,

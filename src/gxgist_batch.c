@@ -1,8 +1,9 @@
 /*-------------------------------------------------------------------------
  * gxgist_batch.c
  *		Batches of independent probes into a gpuext_gist index, each with
- *		its own result list: the CPU engine of the level-synchronous walk
- *		that cuda/rtree.cu runs on the device, and the SQL entry point
+ *		its own result list: the level-synchronous walk over the index's
+ *		pages (which cuda/rtree.cu runs on a device copy), the choice
+ *		between the two, and the SQL entry point
  *		gpuext_gist_probe(index, boxes, operator).
  *
  * A level is a list of visits (node, query).  Sorted by node, each node is
@@ -11,8 +12,8 @@
  * at the leaves, (query, heap TID) pairs.  The tests are gx_rt_test
  * (cuda/gx_rtree.h), the device's to the bit.
  *
- * Not done yet: the GPU service does not run this walk (no device mirror
- * of the index, no request kind); every batch runs on the CPU engine.
+ * Batches that go to the GPU service instead (a device copy of the tree,
+ * the same walk in cuda/rtree.cu): src/gxgist_device.c.
  *
  * IDENTIFICATION
  *		src/gxgist_batch.c
@@ -133,21 +134,21 @@ gxg_batch_meta(Relation index, BlockNumber *root, uint64 *splits)
 }
 
 /*
- * The walk: every (query, heap TID) pair where the leaf entry passes
- * drive[query] and every filter key (filter: nfilter queries of nfilterkeys
- * keys, sorted by key, OR within a key, as gx_rt_node_scan).  Each drive query is queued on the nodes it reaches, so
- * a node scan tests only the queries that reached the node; the filter
- * keys (the other scan keys of an index scan) are tested once per entry.
- * The pairs come in heap order (TID, then query), so the heap fetches that
- * follow read each page once and each row once.
+ * The walk over the index's pages: every (query, heap TID) pair where the
+ * leaf entry passes drive[query] and every filter key (filter: nfilter
+ * queries of nfilterkeys keys, sorted by key, OR within a key, as
+ * gx_rt_entry_passes).  Each drive query is queued on the nodes it
+ * reaches, so a node scan tests only the queries that reached the node;
+ * the filter keys (the other scan keys of an index scan) are tested once
+ * per entry.  Pairs come unsorted.
  *
  * Locking: the metapage's heavyweight lock in share mode (inserts take it
  * exclusively); on a standby, where replay takes no such lock, the walk
  * starts over if the split count changed meanwhile (src/gxgist.c).
  */
-GxRtPair *
-gxg_walk(Relation index, const GxRtQuery *drive, uint32 ndrive,
-		 const GxRtQuery *filter, int nfilter, int nfilterkeys, int64 *npairs)
+static GxRtPair *
+gxg_walk_pages(Relation index, const GxRtQuery *drive, uint32 ndrive,
+			   const GxRtQuery *filter, int nfilter, int nfilterkeys, int64 *npairs)
 {
 	bool		locked = !RecoveryInProgress();
 	GxgPairs	pairs = {NULL, 0, 0};
@@ -163,23 +164,8 @@ gxg_walk(Relation index, const GxRtQuery *drive, uint32 ndrive,
 		GxgVisits	level = {NULL, 0, 0};
 
 		gxg_batch_meta(index, &root, &splits_before);
-
-		/* gpuext.gist_walk = mirror: the device's layout and level driver */
-		if (gxg_walk_engine == GXG_WALK_MIRROR && nfilterkeys == 0)
-		{
-			GxgMirror  *m = gxg_mirror_build(index);
-
-			pairs.p = gxg_mirror_walk(index, m, drive, ndrive, &pairs.n);
-			pairs.cap = pairs.n;
-			pfree(m->nodes);
-			pfree(m->counts);
-			pfree(m);
-		}
-		else
-		{
-			for (uint32 q = 0; q < ndrive; q++)
-				gxg_push_visit(&level, root, q);
-		}
+		for (uint32 q = 0; q < ndrive; q++)
+			gxg_push_visit(&level, root, q);
 
 		while (level.n > 0)
 		{
@@ -253,11 +239,63 @@ gxg_walk(Relation index, const GxRtQuery *drive, uint32 ndrive,
 	}
 	if (locked)
 		UnlockPage(index, GXG_META_BLKNO, ShareLock);
-
-	if (pairs.n > 1)
-		qsort(pairs.p, pairs.n, sizeof(GxRtPair), gxg_cmp_pair);
 	*npairs = pairs.n;
 	return pairs.p;
+}
+
+/*
+ * The walk for a batch of drive queries (and filter keys, as
+ * gxg_walk_pages): through the GPU service when the node's GxgDevice wants
+ * the batch (src/gxgist_device.c), else over the index's pages; probes
+ * whose results a device request could not carry are walked over the
+ * pages.  The pairs come in heap order (TID, then query), so the heap
+ * fetches that follow read each page once and each row once.
+ */
+GxRtPair *
+gxg_walk(Relation index, GxgDevice *dev, const GxRtQuery *drive, uint32 ndrive,
+		 const GxRtQuery *filter, int nfilter, int nfilterkeys, int64 *npairs)
+{
+	GxRtPair   *pairs = NULL;
+	int64		n = 0;
+	uint32	   *left = NULL;
+	uint32		nleft = 0;
+
+	if (gxg_device_wanted(dev, ndrive) &&
+		gxg_device_walk(dev, index, drive, ndrive, filter, nfilter, nfilterkeys,
+						&pairs, &n, &left, &nleft))
+	{
+		if (nleft > 0)
+		{
+			GxRtQuery  *lq = palloc(nleft * sizeof(GxRtQuery));
+			GxRtPair   *lp;
+			int64		ln;
+
+			for (uint32 i = 0; i < nleft; i++)
+				lq[i] = drive[left[i]];
+			lp = gxg_walk_pages(index, lq, nleft, filter, nfilter, nfilterkeys, &ln);
+			if (ln > 0)
+			{
+				pairs = pairs ? repalloc_huge(pairs, (n + ln) * sizeof(GxRtPair))
+					: palloc_extended(ln * sizeof(GxRtPair), MCXT_ALLOC_HUGE);
+				for (int64 i = 0; i < ln; i++)
+				{
+					pairs[n + i] = lp[i];
+					pairs[n + i].query = left[lp[i].query];
+				}
+				n += ln;
+				pfree(lp);
+			}
+			pfree(lq);
+			pfree(left);
+		}
+	}
+	else
+		pairs = gxg_walk_pages(index, drive, ndrive, filter, nfilter, nfilterkeys, &n);
+
+	if (n > 1)
+		qsort(pairs, n, sizeof(GxRtPair), gxg_cmp_pair);
+	*npairs = n;
+	return pairs;
 }
 
 /* The strategy of an operator name for an index's key type */
@@ -371,9 +409,19 @@ gpuext_gist_probe(PG_FUNCTION_ARGS)
 		query_pos[nq] = i + 1;
 		nq++;
 	}
-	pairs = nq > 0 ? gxg_walk(index, queries, nq, NULL, 0, 0, &npairs) : NULL;
-	if (nq == 0)
+	if (nq > 0)
+	{
+		/* a device copy of the tree for this call only (MVCC snapshot) */
+		GxgDevice  *dev = IsMVCCSnapshot(snapshot) ? gxg_device_create() : NULL;
+
+		pairs = gxg_walk(index, dev, queries, nq, NULL, 0, 0, &npairs);
+		gxg_device_release(dev);
+	}
+	else
+	{
+		pairs = NULL;
 		npairs = 0;
+	}
 
 	/* the visible version of each TID, as an index scan fetches it */
 	fetch = table_index_fetch_begin(heap);

@@ -8,8 +8,9 @@
  * index on a column compared by one of its operators with an expression of
  * the outer side.  The node reads up to gpuext.gist_join_batch outer rows,
  * evaluates their keys, runs one level-synchronous walk for the whole
- * batch (gxg_walk: each key queued on the nodes it reaches; the batch path
- * that the GPU kernel cuda/rtree.cu runs on the device), fetches the
+ * batch (gxg_walk: each key queued on the nodes it reaches; on the GPU,
+ * cuda/rtree.cu, through a copy of the tree in device memory that the
+ * node keeps for its life, rescans included), fetches the
  * visible version of each inner row (HOT chains followed, the query's
  * snapshot) and returns outer + inner rows.  The index condition is exact
  * and not rechecked; the other join clauses and the inner table's own
@@ -57,6 +58,7 @@
 #include "utils/memutils.h"
 #include "utils/rel.h"
 #include "utils/ruleutils.h"
+#include "utils/snapmgr.h"
 
 #include "batchjoin.h"
 #include "gxgist.h"
@@ -99,6 +101,7 @@ typedef struct GxgJoinState
 	int64		next;
 	bool		found;			/* the current TID has a visible row */
 	bool		outer_done;
+	GxgDevice  *dev;			/* the tree on the GPU, kept across rescans */
 } GxgJoinState;
 
 static Plan *gxg_join_plan(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
@@ -377,6 +380,7 @@ gxg_join_begin(CustomScanState *node, EState *estate, int eflags)
 										  ALLOCSET_DEFAULT_SIZES);
 	js->outer_done = false;
 	js->npairs = js->next = 0;
+	js->dev = IsMVCCSnapshot(estate->es_snapshot) ? gxg_device_create() : NULL;
 }
 
 /* Fill the scan tuple from the outer row (and the inner row, or NULLs) */
@@ -425,7 +429,7 @@ gxg_join_load_batch(GxgJoinState *js)
 	if (nq > 0)
 	{
 		old = MemoryContextSwitchTo(js->batch_ctx);
-		js->pairs = gxg_walk(js->index, js->queries, nq, NULL, 0, 0, &js->npairs);
+		js->pairs = gxg_walk(js->index, js->dev, js->queries, nq, NULL, 0, 0, &js->npairs);
 		MemoryContextSwitchTo(old);
 	}
 }
@@ -481,6 +485,8 @@ gxg_join_end(CustomScanState *node)
 	GxgJoinState *js = (GxgJoinState *) node;
 
 	ExecEndNode(linitial(node->custom_ps));
+	gxg_device_release(js->dev);
+	js->dev = NULL;
 	table_index_fetch_end(js->fetch);
 	index_close(js->index, AccessShareLock);
 	table_close(js->heap, AccessShareLock);
@@ -522,6 +528,8 @@ gxg_join_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 								 get_opname((Oid) intVal(list_nth(priv, GXJ_OPNO))), key),
 						es);
 	ExplainPropertyInteger("Batch Size", NULL, gxg_join_batch, es);
+	/* with ANALYZE: where the batches ran (GPU, CPU engine, index pages) */
+	gxg_device_explain(js->dev, es);
 }
 
 /*

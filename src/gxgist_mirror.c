@@ -1,23 +1,15 @@
 /*-------------------------------------------------------------------------
  * gxgist_mirror.c
- *		The mirror of a gpuext_gist index in the layout the device scans
- *		(cuda/rtree.cu), and the level-by-level driver of the walk over it.
+ *		The mirror of a gpuext_gist index: the tree in the layout that both
+ *		engines search (cuda/gx_rtree.h), and the settings that choose how
+ *		searches walk the tree.
  *
- * The mirror is the index's entry arrays side by side, node b at
- * nodes + b * GXG_MAX_NODE_SIZE with its count in counts[b] (0 for the
- * metapage and unused pages), copied under the index's share lock.  The
- * driver starts every query at the root, runs one level function per
- * level (visits grouped by node, outputs into a buffer sized first, then
- * enlarged and run again when the level reports more than it could
- * write: the device's "size first, then run"), and returns the leaf
- * pairs.
- *
- * With gpuext.gist_walk = mirror, searches build a mirror and run this
- * driver with gx_rtree_level_cpu, the host form of the kernel's contract:
- * so the layout, the driver and the overflow path are tested here on the
- * CPU engine.  The GPU service does not hold mirrors yet: the device
- * driver (upload the mirror once, keep it in step with inserts and
- * vacuum, launch gx_rtree_level_launch per level) is the next step.
+ * The mirror is one block of memory: a header, a count per block (with a
+ * leaf bit; 0 for the metapage and pages that are not nodes) and the
+ * nodes' entry arrays side by side, node b at nodes + b * node_stride
+ * (node_stride: the most entries any node has).  It is copied from the
+ * index's pages under the caller's lock; src/gxgist_device.c sends it to
+ * the GPU service (a task) or gives it to the CPU engine.
  *
  * IDENTIFICATION
  *		src/gxgist_mirror.c
@@ -33,134 +25,122 @@
 
 #include "gxgist.h"
 
-int			gxg_walk_engine = GXG_WALK_PAGES;
+/* a node of any page fits the kernels' shared memory */
+StaticAssertDecl(GXG_MAX_NODE_SIZE <= GX_RT_MAX_STRIDE,
+				 "GX_RT_MAX_STRIDE must hold the widest gpuext_gist node");
+
+int			gxg_walk_engine = GXG_WALK_AUTO;
+int			gxg_gpu_min_batch = 64;
 
 static const struct config_enum_entry gxg_walk_options[] = {
+	{"auto", GXG_WALK_AUTO, false},
 	{"pages", GXG_WALK_PAGES, false},
 	{"mirror", GXG_WALK_MIRROR, false},
 	{NULL, 0, false}
 };
 
-/* the GUC gpuext.gist_walk; called from gx_gist_init */
+/* the GUCs gpuext.gist_walk and gpuext.gist_gpu_min_batch; from gx_gist_init */
 void
 gx_gist_mirror_init(void)
 {
 	DefineCustomEnumVariable("gpuext.gist_walk",
-							 "How gpuext_gist searches walk the tree: pages (the buffers) or mirror (a copy in the device's layout, for tests).",
-							 NULL, &gxg_walk_engine, GXG_WALK_PAGES, gxg_walk_options,
+							 "How gpuext_gist searches walk the tree.",
+							 "auto: batches of gpuext.gist_gpu_min_batch probes or more on the GPU "
+							 "(a copy of the tree in device memory), the rest over the index's pages; "
+							 "pages: always over the pages; mirror: every search through the CPU engine's "
+							 "copy of the tree, as the GPU would run it (for tests).",
+							 &gxg_walk_engine, GXG_WALK_AUTO, gxg_walk_options,
 							 PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("gpuext.gist_gpu_min_batch",
+							"Fewest probes of one gpuext_gist search that go to the GPU.",
+							"Smaller batches (single queries) walk the index's pages on the CPU.",
+							&gxg_gpu_min_batch, 64, 2, INT_MAX,
+							PGC_USERSET, 0, NULL, NULL, NULL);
 }
 
 /*
- * Copy the index into a mirror (palloc'd).  The caller holds the lock that
- * keeps inserts out (or, on a standby, checks the split count around it).
+ * Copy the index into a mirror (palloc'd in the current context); *bytes
+ * gets its size.  The caller holds the lock that keeps inserts out (or, on
+ * a standby, checks the split count around it).
  */
-GxgMirror *
-gxg_mirror_build(Relation index)
+GxRtMirror *
+gxg_mirror_build(Relation index, uint64 *bytes)
 {
-	GxgMirror  *m = palloc0(sizeof(GxgMirror));
 	Buffer		metabuf = ReadBuffer(index, GXG_META_BLKNO);
 	GxgMetaPageData *meta;
+	BlockNumber root;
+	uint32		root_level;
+	BlockNumber nblocks = RelationGetNumberOfBlocks(index);
+	uint32		stride = 1;
+	uint64		counts_off;
+	uint64		nodes_off;
+	uint64		total;
+	GxRtMirror *m;
+	uint16	   *counts;
+	GxRtEntry  *nodes;
 
 	LockBuffer(metabuf, BUFFER_LOCK_SHARE);
 	meta = gxg_check_meta(index, BufferGetPage(metabuf));
-	m->root = meta->root;
-	m->root_level = meta->root_level;
+	root = meta->root;
+	root_level = meta->root_level;
+	if (meta->node_size >= 1 && meta->node_size <= GXG_MAX_NODE_SIZE)
+		stride = meta->node_size;
 	UnlockReleaseBuffer(metabuf);
+	if (root == GXG_META_BLKNO || root >= nblocks)
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("index \"%s\": root %u out of range", RelationGetRelationName(index), root)));
 
-	m->nblocks = RelationGetNumberOfBlocks(index);
-	m->nodes = palloc_extended((Size) m->nblocks * GXG_MAX_NODE_SIZE * sizeof(GxRtEntry),
-							   MCXT_ALLOC_HUGE);
-	m->counts = palloc0(m->nblocks * sizeof(uint16));
-	for (BlockNumber blk = GXG_META_BLKNO + 1; blk < m->nblocks; blk++)
-	{
-		Buffer		buf;
-		Page		page;
-
-		CHECK_FOR_INTERRUPTS();
-		buf = ReadBuffer(index, blk);
-		LockBuffer(buf, BUFFER_LOCK_SHARE);
-		page = BufferGetPage(buf);
-		if (!PageIsNew(page) && !GxgPageIsMeta(page) &&
-			GxgPageGetNEntries(page) <= GXG_MAX_NODE_SIZE)
-		{
-			m->counts[blk] = GxgPageGetNEntries(page);
-			memcpy(m->nodes + (Size) blk * GXG_MAX_NODE_SIZE, GxgPageGetEntries(page),
-				   m->counts[blk] * sizeof(GxRtEntry));
-		}
-		UnlockReleaseBuffer(buf);
-	}
-	return m;
-}
-
-/* the visits of a level grouped by node, as the level function wants them */
-static int
-gxg_cmp_visit_node(const void *a, const void *b)
-{
-	const GxRtVisit *va = a;
-	const GxRtVisit *vb = b;
-
-	return (va->node > vb->node) - (va->node < vb->node);
-}
-
-/*
- * Walk the mirror level by level for independent queries; the leaf pairs
- * (unsorted) in *npairs.  A child pointer outside the mirror is an error.
- */
-GxRtPair *
-gxg_mirror_walk(Relation index, const GxgMirror *m, const GxRtQuery *queries,
-				uint32 nqueries, int64 *npairs)
-{
-	GxRtVisit  *visits = palloc_extended(Max(nqueries, 1) * sizeof(GxRtVisit), MCXT_ALLOC_HUGE);
-	uint32		nvisits = nqueries;
-	int			level = (int) m->root_level;
-
-	for (uint32 q = 0; q < nqueries; q++)
-	{
-		visits[q].node = m->root;
-		visits[q].query = q;
-	}
+	/* nodes hold at most node_size entries; the slot is as wide as the widest */
 	for (;;)
 	{
-		bool		leaf = (level == 0);
-		Size		elem = leaf ? sizeof(GxRtPair) : sizeof(GxRtVisit);
-		uint32		cap = Max(nvisits, 64);
-		uint32		count;
-		void	   *out;
+		uint32		widest = stride;
 
-		CHECK_FOR_INTERRUPTS();
-		for (uint32 v = 0; v < nvisits; v++)
-			if (visits[v].node <= GXG_META_BLKNO || visits[v].node >= m->nblocks)
-				ereport(ERROR,
-						(errcode(ERRCODE_INDEX_CORRUPTED),
-						 errmsg("index \"%s\": child pointer %u out of range",
-								RelationGetRelationName(index), visits[v].node)));
-		qsort(visits, nvisits, sizeof(GxRtVisit), gxg_cmp_visit_node);
+		total = gx_rt_mirror_layout(nblocks, stride, &counts_off, &nodes_off);
+		m = palloc_extended(total, MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+		counts = (uint16 *) ((char *) m + counts_off);
+		nodes = (GxRtEntry *) ((char *) m + nodes_off);
+		for (BlockNumber blk = GXG_META_BLKNO + 1; blk < nblocks; blk++)
+		{
+			Buffer		buf;
+			Page		page;
 
-		/* size first, then run: a second run with the size the first found */
-		for (;;)
-		{
-			out = palloc_extended((Size) cap * elem, MCXT_ALLOC_HUGE);
-			count = gx_rtree_level_cpu(m->nodes, m->counts, GXG_MAX_NODE_SIZE, queries,
-									   visits, nvisits, leaf, out, cap);
-			if (count <= cap)
-				break;
-			pfree(out);
-			cap = count;
+			CHECK_FOR_INTERRUPTS();
+			buf = ReadBuffer(index, blk);
+			LockBuffer(buf, BUFFER_LOCK_SHARE);
+			page = BufferGetPage(buf);
+			if (!PageIsNew(page) && !GxgPageIsMeta(page) &&
+				GxgPageGetOpaque(page)->page_id == GXG_PAGE_ID &&
+				GxgPageGetNEntries(page) <= GXG_MAX_NODE_SIZE)
+			{
+				int			n = GxgPageGetNEntries(page);
+
+				if (n > (int) stride)
+					widest = Max(widest, (uint32) n);
+				else
+				{
+					counts[blk] = (uint16) n | GX_RT_NODE_BIT |
+						(GxgPageIsLeaf(page) ? GX_RT_LEAF_BIT : 0);
+					memcpy(nodes + (Size) blk * stride, GxgPageGetEntries(page),
+						   n * sizeof(GxRtEntry));
+				}
+			}
+			UnlockReleaseBuffer(buf);
 		}
-		pfree(visits);
-		if (leaf)
-		{
-			*npairs = count;
-			return (GxRtPair *) out;
-		}
-		visits = (GxRtVisit *) out;
-		nvisits = count;
-		level--;
-		if (nvisits == 0)
-		{
-			*npairs = 0;
-			return NULL;
-		}
+		if (widest == stride)
+			break;
+		/* a node wider than node_size (not made by this code): wider slots */
+		pfree(m);
+		stride = widest;
 	}
+	m->magic = GX_RT_MIRROR_MAGIC;
+	m->nblocks = nblocks;
+	m->node_stride = stride;
+	m->root = root;
+	m->root_level = root_level;
+	m->counts_offset = counts_off;
+	m->nodes_offset = nodes_off;
+	m->total_bytes = total;
+	*bytes = total;
+	return m;
 }

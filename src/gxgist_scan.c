@@ -9,7 +9,9 @@
  * A scan collects every matching TID at its first call, under the
  * metapage's heavyweight share lock (see src/gxgist.c), sorts them into
  * heap order without duplicates and returns them from memory.  Results are
- * exact: no recheck.
+ * exact: no recheck.  Batches (an ANY array) may go to the GPU service,
+ * whose copy of the tree the scan keeps for all its rescans
+ * (src/gxgist_device.c).
  *
  * IDENTIFICATION
  *		src/gxgist_scan.c
@@ -27,6 +29,7 @@
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
+#include "utils/snapmgr.h"
 
 #include "gxgist.h"
 
@@ -37,6 +40,7 @@ typedef struct GxgScanOpaqueData
 	ItemPointerData *tids;
 	int64		ntids;
 	int64		next;
+	GxgDevice  *dev;			/* the tree on the GPU, for every rescan */
 } GxgScanOpaqueData;
 
 typedef GxgScanOpaqueData *GxgScanOpaque;
@@ -73,6 +77,7 @@ gxg_beginscan(Relation r, int nkeys, int norderbys)
 
 	so->ctx = AllocSetContextCreate(CurrentMemoryContext, "gpuext_gist scan",
 									ALLOCSET_DEFAULT_SIZES);
+	so->dev = gxg_device_create();
 	scan->opaque = so;
 	return scan;
 }
@@ -99,6 +104,7 @@ gxg_endscan(IndexScanDesc scan)
 {
 	GxgScanOpaque so = (GxgScanOpaque) scan->opaque;
 
+	gxg_device_release(so->dev);
 	MemoryContextDelete(so->ctx);
 	pfree(so);
 }
@@ -194,8 +200,8 @@ gxg_keys_to_queries(IndexScanDesc scan, GxgArray *queries)
  * nodes it reaches; the other keys filter entries (gxg_walk).
  */
 ItemPointerData *
-gxg_search(Relation index, const GxRtQuery *queries, int nqueries, int nkeys,
-		   int64 *ntids)
+gxg_search(Relation index, GxgDevice *dev, const GxRtQuery *queries, int nqueries,
+		   int nkeys, int64 *ntids)
 {
 	int			drive_key = 0;
 	int			best = -1;
@@ -234,7 +240,7 @@ gxg_search(Relation index, const GxRtQuery *queries, int nqueries, int nkeys,
 		}
 	}
 
-	pairs = gxg_walk(index, drive, ndrive, filter, nfilter, nkeys - 1, &npairs);
+	pairs = gxg_walk(index, dev, drive, ndrive, filter, nfilter, nkeys - 1, &npairs);
 
 	/* one TID per row: the drive queries' lists may overlap */
 	/* pairs come in TID order (gxg_walk): keep one of each TID */
@@ -266,8 +272,11 @@ gxg_collect(IndexScanDesc scan)
 	so->ntids = 0;
 	so->next = 0;
 	if (gxg_keys_to_queries(scan, &queries) && queries.n > 0)
-		so->tids = gxg_search(scan->indexRelation, (GxRtQuery *) queries.data,
-							  (int) queries.n, scan->numberOfKeys, &so->ntids);
+		so->tids = gxg_search(scan->indexRelation,
+							  /* the device copy is exact for MVCC snapshots only */
+							  IsMVCCSnapshot(scan->xs_snapshot) ? so->dev : NULL,
+							  (GxRtQuery *) queries.data, (int) queries.n,
+							  scan->numberOfKeys, &so->ntids);
 	MemoryContextSwitchTo(old);
 }
 

@@ -33,6 +33,8 @@
 #include "utils/guc.h"
 #include "utils/timestamp.h"
 
+#include "gx_rtree.h"
+
 /* a request the service has started on a device */
 /*
  * A task: device memory that outlives one request (a group table), used
@@ -202,6 +204,10 @@ scratch_needed(GxBatch *b, int kind)
 			return TYPEALIGN(256, b->program_len);	/* the program, in device memory */
 		case GX_REQ_TASK_FETCH:
 			return 256;			/* the counter of fetched entries */
+		case GX_REQ_RTREE_SEARCH:
+			/* visit lists, counters (checked by rtree_request_ok) */
+			return gx_rt_search_scratch_bytes((const GxRtSearch *) ((char *) b + b->program_offset),
+											  b->program_len);
 		default:
 			return 0;
 	}
@@ -273,6 +279,31 @@ collect_orphan_tasks(void)
 }
 
 /*
+ * The gpuext_gist requests' own checks: a part of a tree mirror must fall
+ * inside its task (t: the task, NULL for the load that makes it), and a
+ * search's program area must describe a search the kernels can run.
+ */
+static bool
+rtree_request_ok(int kind, GxBatch *b, ServiceTask *t)
+{
+	switch (kind)
+	{
+		case GX_REQ_RTREE_LOAD:
+			return b->arg == 0 && b->out_len >= sizeof(GxRtMirror) &&
+				b->out_len <= b->reserve_bytes;
+		case GX_REQ_RTREE_FILL:
+			return b->arg + b->out_len <= t->bytes;
+		case GX_REQ_RTREE_SEARCH:
+			return b->program_len >= sizeof(GxRtSearch) &&
+				gx_rt_search_ok((const GxRtSearch *) ((char *) b + b->program_offset),
+								b->program_len) &&
+				b->out_len >= sizeof(GxRtSearchOut);
+		default:
+			return true;
+	}
+}
+
+/*
  * Requests on tasks that need no launch: create (allocation only; the
  * table is initialised by its launch), destroy.  Returns true if the
  * request was finished here.
@@ -297,6 +328,11 @@ start_task_request(uint32 slot_index, GxSlot *s, GxBatch *b, ServiceTask **task_
 			finish_request(slot_index, GX_ERR_OUT_OF_MEMORY, "too many GPU tasks", 0);
 			return true;
 		}
+		if (!rtree_request_ok(s->kind, b, NULL))
+		{
+			finish_request(slot_index, GX_ERR_BAD_REQUEST, "malformed tree mirror", 0);
+			return true;
+		}
 		/* join tables for a fused aggregation go beside its group table */
 		if (s->kind == GX_REQ_JOIN_BUILD && b->task_id != 0)
 		{
@@ -308,8 +344,7 @@ start_task_request(uint32 slot_index, GxSlot *s, GxBatch *b, ServiceTask **task_
 		*task_out = t;			/* filled in once its memory is reserved */
 		return false;
 	}
-	if (s->kind != GX_REQ_AGG && s->kind != GX_REQ_JOIN &&
-		s->kind != GX_REQ_TASK_FETCH && s->kind != GX_REQ_TASK_DESTROY)
+	if (!gx_kind_uses_task(s->kind))
 		return false;
 	t = find_task(b->task_id);
 	if (t == NULL || (t->destroy_pending && s->kind != GX_REQ_TASK_DESTROY))
@@ -320,6 +355,11 @@ start_task_request(uint32 slot_index, GxSlot *s, GxBatch *b, ServiceTask **task_
 	if (t->mem == NULL)
 	{
 		finish_request(slot_index, GX_ERR_DEVICE, "the GPU task was lost in a device reset", 0);
+		return true;
+	}
+	if (!rtree_request_ok(s->kind, b, t))
+	{
+		finish_request(slot_index, GX_ERR_BAD_REQUEST, "malformed gpuext_gist request", 0);
 		return true;
 	}
 	if (s->kind == GX_REQ_TASK_DESTROY)

@@ -1,8 +1,9 @@
 #!/bin/bash
 # gpuext_gist benchmark (test/bench/gist.sql) on a throwaway cluster:
 #   bash test/bench/gist.sh [ROWS [QUERIES [REPS]]]     (default 1000000 1000 3)
-# Builds and installs first (BENCH_BUILD=0 to skip).  CPU engine only so
-# far: the GPU node scans (cuda/rtree.cu) are not wired into the service.
+# Builds and installs first (BENCH_BUILD=0 to skip).  The cases marked
+# "gpuext on (GPU if any)" send their batches to the GPU when the service
+# has one (gpuext.gist_walk = auto), else walk the pages as the others do.
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$ROOT"

@@ -18,7 +18,8 @@
 \set reps 3
 \endif
 SET client_min_messages = warning;
-SET gpuext.enabled = off;	-- the index alone, not GpuScan/GpuAgg
+SET gpuext.enabled = off;	-- the index alone, not GpuScan/GpuAgg; on for the
+							-- cases whose batches may go to the GPU
 SET max_parallel_workers_per_gather = 0;
 SET jit = off;
 
@@ -65,6 +66,7 @@ BEGIN
   RESET enable_seqscan; RESET enable_bitmapscan; RESET enable_indexscan;
   RESET enable_hashjoin; RESET enable_mergejoin; RESET enable_material;
   RESET enable_nestloop; RESET gpuext.enable_gist_join;
+  RESET gpuext.gist_join_batch; SET gpuext.enabled = off;
   INSERT INTO gb_times VALUES (case_name, method, best, n);
 END
 $f$;
@@ -76,6 +78,9 @@ SELECT pg_temp.gb_time('batch && ANY', 'gist bitmap',
 SELECT pg_temp.gb_time('batch && ANY', 'gpuext_gist bitmap',
   'SELECT count(*) FROM gb_gx WHERE bx && ANY ((SELECT array_agg(qb) FROM gb_q)::box[])',
   'SET enable_seqscan = off; SET enable_indexscan = off', :reps);
+SELECT pg_temp.gb_time('batch && ANY', 'gpuext_gist bitmap, gpuext on (GPU if any)',
+  'SELECT count(*) FROM gb_gx WHERE bx && ANY ((SELECT array_agg(qb) FROM gb_q)::box[])',
+  'SET enable_seqscan = off; SET enable_indexscan = off; SET gpuext.enabled = on', :reps);
 SELECT pg_temp.gb_time('batch && ANY', 'gpuext_gist index',
   'SELECT count(*) FROM gb_gx WHERE bx && ANY ((SELECT array_agg(qb) FROM gb_q)::box[])',
   'SET enable_seqscan = off; SET enable_bitmapscan = off', :reps);
@@ -93,6 +98,13 @@ SELECT pg_temp.gb_time('join q && t', 'gpuext_gist nested loop',
 SELECT pg_temp.gb_time('join q && t', 'gpuext_gist GistJoin',
   'SELECT count(*) FROM gb_q q JOIN gb_gx t ON t.bx && q.qb',
   'SET enable_nestloop = off; SET enable_hashjoin = off; SET enable_mergejoin = off', :reps);
+SELECT pg_temp.gb_time('join q && t', 'gpuext_gist GistJoin, gpuext on (GPU if any)',
+  'SELECT count(*) FROM gb_q q JOIN gb_gx t ON t.bx && q.qb',
+  'SET enable_nestloop = off; SET enable_hashjoin = off; SET enable_mergejoin = off; '
+  'SET gpuext.enabled = on; SET gpuext.gist_join_batch = 65536', :reps);
+SELECT pg_temp.gb_time('join q && t', 'gpuext_gist_probe batch, gpuext on (GPU if any)',
+  'SELECT count(*) FROM gpuext_gist_probe(''gb_gx_bx'', (SELECT array_agg(qb ORDER BY qid) FROM gb_q), ''&&'')',
+  'SET gpuext.enabled = on', :reps);
 SELECT pg_temp.gb_time('join q && t', 'gpuext_gist_probe batch',
   'SELECT count(*) FROM gpuext_gist_probe(''gb_gx_bx'', (SELECT array_agg(qb ORDER BY qid) FROM gb_q), ''&&'')',
   '', :reps);

@@ -32,7 +32,8 @@
 
 static const char *kind_names[GX_REQ_KIND_MAX] = {
 	"?", "noop", "page_count", "sleep", "scan", "task_create", "agg",
-	"task_fetch", "task_destroy", "calibrate", "join_build", "join"
+	"task_fetch", "task_destroy", "calibrate", "join_build", "join",
+	"rtree_load", "rtree_fill", "rtree_search"
 };
 
 /* page-aligned host memory of 'bytes', registered for the device */

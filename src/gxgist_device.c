@@ -1,0 +1,517 @@
+/*-------------------------------------------------------------------------
+ * gxgist_device.c
+ *		Batched gpuext_gist searches through the GPU service: a copy of the
+ *		tree in device memory for the life of a scan or join node, and the
+ *		requests that walk it for batches of probes.
+ *
+ * A node (an index scan, a GistJoin, one gpuext_gist_probe call) owns a
+ * GxgDevice.  Its first batch of at least gpuext.gist_gpu_min_batch probes
+ * copies the index into a mirror (src/gxgist_mirror.c) under the index's
+ * share lock, and sends it to the service, which keeps it in a task
+ * (GX_REQ_RTREE_LOAD, then GX_REQ_RTREE_FILL for the parts that did not
+ * fit one request); the host copy is then freed.  Every batch of the node
+ * is then one or more GX_REQ_RTREE_SEARCH requests; the task is freed at
+ * the node's end (or with its resource owner on an error, or by the
+ * service when the backend is gone).
+ *
+ * The copy is kept for the node's life and not across queries.  That is
+ * exact for MVCC snapshots (callers pass no GxgDevice otherwise): an entry
+ * inserted after the copy was made belongs to a row the snapshot cannot
+ * see, and an entry that vacuum removed since pointed to a row dead to
+ * every snapshot, whose slot, if reused, holds a row this snapshot cannot
+ * see either; the heap fetch drops both.
+ *
+ * Bounds: a request carries up to a quarter of the DMA arena (probes and
+ * results); its visit lists hold visit_cap >= max(probes, nodes) visits,
+ * so a single probe never overflows them (a node has one parent).  A
+ * request whose visits overflow is split in two; one whose results do not
+ * fit is sent again with room for the count the first run reported
+ * ("size first, then run"), or split when that is more than a request can
+ * carry; a single probe with more results than that is handed back to the
+ * caller, which walks the pages for it.
+ *
+ * gpuext.gist_walk = mirror runs the same requests on the CPU engine (the
+ * mirror stays in backend memory, registered as a CPU engine table) for
+ * every search: so the requests, the bounds and the level driver are
+ * tested without a GPU.  A GPU failure applies gpuext.cpu_fallback: an
+ * ERROR, or this batch and the node's later ones walk the pages.
+ *
+ * IDENTIFICATION
+ *		src/gxgist_device.c
+ *-------------------------------------------------------------------------
+ */
+#include "gpuext.h"
+
+#include "access/xlog.h"
+#include "miscadmin.h"
+#include "storage/bufmgr.h"
+#include "storage/lmgr.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+
+#include "gxgist.h"
+
+typedef enum GxgDeviceState
+{
+	GXG_DEV_UNDECIDED,			/* no batch has wanted it yet */
+	GXG_DEV_READY,				/* the tree is on the device (or the CPU engine's) */
+	GXG_DEV_OFF					/* the pages walk, for the rest of the node */
+} GxgDeviceState;
+
+struct GxgDevice
+{
+	MemoryContext cxt;			/* the CPU engine's mirror, for mirror mode */
+	GxgDeviceState state;
+	GxEngine	engine;
+	uint32		task_id;		/* GPU: the task holding the tree */
+	uint32		cpu_table;		/* CPU engine: the table id of the mirror */
+	GxRtMirror *mirror;			/* CPU engine: the mirror */
+	uint32		nblocks;
+	uint32		root;
+	uint32		root_level;
+	uint64		tree_bytes;
+	uint64		requests;
+	uint64		splits;			/* requests split in two (visits, results) */
+	uint64		resends;		/* requests sent again with more room */
+	uint64		probes_left;	/* probes handed back for the pages walk */
+	char		why[GX_ERRLEN]; /* why the GPU is not used, if it was wanted */
+};
+
+/* a range of a batch's probes still to send, and the result room to ask */
+typedef struct GxgRange
+{
+	uint32		lo;
+	uint32		hi;
+	uint64		room;
+} GxgRange;
+
+/* Start a device context for a node, in the current memory context */
+GxgDevice *
+gxg_device_create(void)
+{
+	GxgDevice  *dev = palloc0(sizeof(GxgDevice));
+
+	dev->cxt = AllocSetContextCreate(CurrentMemoryContext, "gpuext_gist tree mirror",
+									 ALLOCSET_DEFAULT_SIZES);
+	dev->state = GXG_DEV_UNDECIDED;
+	return dev;
+}
+
+/*
+ * Should a search of ndrive probes go through the service?  Single probes
+ * and small batches walk the pages; gpuext.gist_walk = mirror sends every
+ * search to the CPU engine's copy (tests).
+ */
+bool
+gxg_device_wanted(GxgDevice *dev, uint32 ndrive)
+{
+	if (dev == NULL || dev->state == GXG_DEV_OFF || ndrive == 0)
+		return false;
+	if (dev->state == GXG_DEV_READY && !dev->engine.use_gpu)
+		return true;			/* the CPU engine's copy, for this node */
+	switch (gxg_walk_engine)
+	{
+		case GXG_WALK_PAGES:
+			return false;
+		case GXG_WALK_MIRROR:
+			return true;
+		default:
+			/* gpuext.enabled = off: nothing offloaded */
+			return gpuext_enabled && ndrive >= (uint32) gxg_gpu_min_batch;
+	}
+}
+
+/* Stop using the device for this node: free the task, walk the pages */
+static void
+gxg_device_off(GxgDevice *dev, const char *why)
+{
+	if (dev->task_id != 0)
+		gx_task_destroy(dev->task_id);
+	dev->task_id = 0;
+	dev->state = GXG_DEV_OFF;
+	if (why)
+		strlcpy(dev->why, why, sizeof(dev->why));
+}
+
+/*
+ * Copy the tree under the lock that keeps inserts out (on a standby, where
+ * replay takes no such lock, again until no split was replayed meanwhile).
+ */
+static GxRtMirror *
+gxg_device_copy_tree(Relation index, uint64 *bytes)
+{
+	bool		locked = !RecoveryInProgress();
+	GxRtMirror *m;
+
+	if (locked)
+		LockPage(index, GXG_META_BLKNO, ShareLock);
+	for (;;)
+	{
+		Buffer		metabuf;
+		uint64		before;
+		uint64		after;
+
+		metabuf = ReadBuffer(index, GXG_META_BLKNO);
+		LockBuffer(metabuf, BUFFER_LOCK_SHARE);
+		before = gxg_check_meta(index, BufferGetPage(metabuf))->split_count;
+		UnlockReleaseBuffer(metabuf);
+		m = gxg_mirror_build(index, bytes);
+		metabuf = ReadBuffer(index, GXG_META_BLKNO);
+		LockBuffer(metabuf, BUFFER_LOCK_SHARE);
+		after = gxg_check_meta(index, BufferGetPage(metabuf))->split_count;
+		UnlockReleaseBuffer(metabuf);
+		if (before == after)
+			break;
+		pfree(m);
+	}
+	if (locked)
+		UnlockPage(index, GXG_META_BLKNO, ShareLock);
+	return m;
+}
+
+/*
+ * The first wanted batch: pick the engine, copy the tree and put it where
+ * that engine searches it.  Returns false when the node walks the pages.
+ */
+static bool
+gxg_device_prepare(GxgDevice *dev, Relation index)
+{
+	GxRtMirror *m;
+	uint64		bytes;
+	int			status = GX_OK;
+	char		err[GX_ERRLEN];
+
+	if (gxg_walk_engine == GXG_WALK_MIRROR)
+		gx_engine_start_with_mode(&dev->engine, GPUEXT_DEVICE_CPU);
+	else
+	{
+		gx_engine_start(&dev->engine);
+		if (!dev->engine.use_gpu)
+		{
+			const char *why = "gpuext.device is cpu";
+
+			if (gpuext_device_mode != GPUEXT_DEVICE_CPU)
+				(void) gx_service_has_gpu(&why);
+			gxg_device_off(dev, why ? why : "no GPU");
+			return false;
+		}
+	}
+	/* a failed search is redone by the pages walk, not by the engine */
+	dev->engine.rerun_on_cpu = false;
+
+	if (!dev->engine.use_gpu)
+	{
+		MemoryContext old = MemoryContextSwitchTo(dev->cxt);
+
+		m = gxg_device_copy_tree(index, &bytes);
+		MemoryContextSwitchTo(old);
+		dev->mirror = m;
+		dev->cpu_table = gx_cpu_table_register(m, dev->cxt);
+	}
+	else
+	{
+		uint64		limit = (uint64) gpuext_gpu_memory_limit_mb * 1024 * 1024;
+		uint64		part = Max(Min(gx_shared->arena_size / 8, 64 * 1024 * 1024),
+							   1024 * 1024);
+
+		m = gxg_device_copy_tree(index, &bytes);
+		if (limit > 0 && bytes > limit)
+		{
+			pfree(m);
+			gxg_device_off(dev, "the tree exceeds gpuext.gpu_memory_limit");
+			return false;
+		}
+		dev->task_id = gx_rtree_task_create(m, bytes, part, &status, err);
+		if (dev->task_id == 0)
+		{
+			pfree(m);
+			/* too large for the device is a decision; a device error is not */
+			if (status != GX_ERR_OUT_OF_MEMORY && gpuext_cpu_fallback == GPUEXT_FALLBACK_OFF)
+				gx_report_failure(status, err);
+			if (gpuext_cpu_fallback == GPUEXT_FALLBACK_NOTICE)
+				ereport(NOTICE,
+						(errmsg("gpuext_gist searches of \"%s\" walk the index pages on the CPU",
+								RelationGetRelationName(index)),
+						 errdetail("%s", err)));
+			dev->engine.fallback_batches++;
+			if (gx_shared)
+				pg_atomic_fetch_add_u64(&gx_shared->fallbacks, 1);
+			gxg_device_off(dev, err);
+			return false;
+		}
+		dev->mirror = NULL;
+	}
+	dev->nblocks = m->nblocks;
+	dev->root = m->root;
+	dev->root_level = m->root_level;
+	dev->tree_bytes = bytes;
+	if (dev->engine.use_gpu)
+		pfree(m);
+	dev->state = GXG_DEV_READY;
+	return true;
+}
+
+/* Append n result pairs (query numbers moved by 'base') to a growable list */
+static void
+gxg_device_append(GxRtPair **pairs, int64 *npairs, int64 *cap, const GxRtPair *src,
+				  uint64 n, uint32 base)
+{
+	if (*npairs + (int64) n > *cap)
+	{
+		int64		want = Max(*cap * 2, *npairs + (int64) n);
+
+		want = Max(want, 256);
+		*pairs = *pairs ? repalloc_huge(*pairs, want * sizeof(GxRtPair))
+			: palloc_extended(want * sizeof(GxRtPair), MCXT_ALLOC_HUGE);
+		*cap = want;
+	}
+	for (uint64 i = 0; i < n; i++)
+	{
+		GxRtPair   *p = &(*pairs)[*npairs + i];
+
+		*p = src[i];
+		p->query += base;
+	}
+	*npairs += n;
+}
+
+/*
+ * Walk the device's copy for drive[0..ndrive) with the filter keys; the
+ * pairs (query = position in drive; unsorted) in *pairs and *npairs, and
+ * the probes whose results did not fit any request in *left (the caller
+ * walks the pages for them).  Returns false when the device is not (or no
+ * longer) used: the caller walks the pages for the whole batch.
+ */
+bool
+gxg_device_walk(GxgDevice *dev, Relation index, const GxRtQuery *drive, uint32 ndrive,
+				const GxRtQuery *filter, int nfilter, int nfilterkeys,
+				GxRtPair **pairs, int64 *npairs, uint32 **left, uint32 *nleft)
+{
+	uint64		max_bytes;
+	uint64		prog_filter = (uint64) nfilter * sizeof(GxRtQuery);
+	uint32		chunk;
+	GxgRange   *stack;
+	int			nstack = 0;
+	int			stack_cap;
+	int64		cap = 0;
+	uint32		left_cap = 0;
+
+	*pairs = NULL;
+	*npairs = 0;
+	*left = NULL;
+	*nleft = 0;
+	if (dev->state == GXG_DEV_UNDECIDED && !gxg_device_prepare(dev, index))
+		return false;
+	if (dev->state != GXG_DEV_READY)
+		return false;
+
+	/* a request carries up to a quarter of the arena (64 MB on the CPU engine) */
+	max_bytes = gx_shared && dev->engine.use_gpu ? gx_shared->arena_size / 4 : 64 * 1024 * 1024;
+	max_bytes = Min(max_bytes, (uint64) PG_UINT32_MAX / 2);
+	chunk = (uint32) Max(Min((uint64) ndrive,
+							 (max_bytes / 2 - Min(prog_filter, max_bytes / 4)) / sizeof(GxRtQuery)), 1);
+
+	stack_cap = 64;
+	stack = palloc(stack_cap * sizeof(GxgRange));
+	/* the chunks pushed last first, so that they are sent in order */
+	for (int64 lo = ((int64) ndrive - 1) / chunk * chunk; lo >= 0; lo -= chunk)
+	{
+		if (nstack == stack_cap)
+		{
+			stack_cap *= 2;
+			stack = repalloc(stack, stack_cap * sizeof(GxgRange));
+		}
+		stack[nstack].lo = (uint32) lo;
+		stack[nstack].hi = (uint32) Min((uint64) lo + chunk, ndrive);
+		stack[nstack].room = 0;
+		nstack++;
+	}
+
+	while (nstack > 0)
+	{
+		GxgRange	r = stack[--nstack];
+		uint32		nq = r.hi - r.lo;
+		uint64		prog_len = gx_rt_search_program_bytes(nq, (uint32) nfilter);
+		Size		out_off = TYPEALIGN(16, TYPEALIGN(16, sizeof(GxBatch)) + prog_len);
+		uint64		max_room = (max_bytes - Min(max_bytes, out_off + sizeof(GxRtSearchOut))) /
+			sizeof(GxRtPair);
+		uint64		room;
+		GxPendingBatch pb;
+		GxBatch    *b;
+		GxRtSearch *s;
+		GxRtSearchOut *out;
+		uint64		visit_cap;
+		bool		split = false;
+		bool		resend = false;
+
+		CHECK_FOR_INTERRUPTS();
+		/* first guess: a few results a probe */
+		room = r.room ? r.room : Max((uint64) nq * 4, 1024);
+		room = Max(Min(room, max_room), 1);
+		visit_cap = Max((uint64) nq * 8, (uint64) dev->nblocks);
+		visit_cap = Min(visit_cap, (uint64) PG_INT32_MAX);
+
+		b = gx_engine_batch_alloc(&dev->engine, &pb, out_off + sizeof(GxRtSearchOut) +
+								  room * sizeof(GxRtPair));
+		if (dev->engine.failed || (dev->engine.use_gpu && pb.req == NULL))
+		{
+			/* no room in the arena: the policy was applied (an ERROR when off) */
+			gx_engine_batch_free(&pb);
+			gxg_device_off(dev, "the gpuext DMA arena has no room for the batch");
+			pfree(stack);
+			return false;
+		}
+		b->kind = GX_REQ_RTREE_SEARCH;
+		b->pages_offset = sizeof(GxBatch);
+		b->program_offset = TYPEALIGN(16, sizeof(GxBatch));
+		b->program_len = (uint32) prog_len;
+		b->out_offset = (uint32) out_off;
+		b->out_len = (uint32) (sizeof(GxRtSearchOut) + room * sizeof(GxRtPair));
+		b->task_id = dev->engine.use_gpu ? dev->task_id : dev->cpu_table;
+		s = (GxRtSearch *) ((char *) b + b->program_offset);
+		memset(s, 0, sizeof(GxRtSearch));
+		s->nqueries = nq;
+		s->nfilter = (uint32) nfilter;
+		s->nfilterkeys = (uint32) nfilterkeys;
+		s->visit_cap = (uint32) visit_cap;
+		s->nblocks = dev->nblocks;
+		s->root = dev->root;
+		s->root_level = dev->root_level;
+		memcpy((GxRtQuery *) (s + 1), drive + r.lo, (Size) nq * sizeof(GxRtQuery));
+		if (nfilter > 0)
+			memcpy((GxRtQuery *) (s + 1) + nq, filter, prog_filter);
+		out = (GxRtSearchOut *) ((char *) b + b->out_offset);
+		memset(out, 0, sizeof(GxRtSearchOut));
+
+		gx_engine_submit(&dev->engine, &pb);
+		dev->requests++;
+		if (!gx_engine_wait(&dev->engine, &pb))
+		{
+			/* the GPU failed and cpu_fallback allows the CPU: the pages walk */
+			gx_engine_batch_free(&pb);
+			gxg_device_off(dev, dev->engine.failure);
+			pfree(stack);
+			if (*pairs)
+				pfree(*pairs);
+			if (*left)
+				pfree(*left);
+			*pairs = NULL;
+			*npairs = 0;
+			*left = NULL;
+			*nleft = 0;
+			return false;
+		}
+		if (b->kernel_error != GX_KERR_NONE)
+			elog(ERROR, "gpuext_gist: the search request of index \"%s\" was malformed",
+				 RelationGetRelationName(index));
+		if (out->flags & GX_RT_CORRUPT)
+			ereport(ERROR,
+					(errcode(ERRCODE_INDEX_CORRUPTED),
+					 errmsg("index \"%s\": a child pointer or a node level is out of place",
+							RelationGetRelationName(index)),
+					 errhint("Check it with gpuext_gist_check(); REINDEX rebuilds it.")));
+		if (out->flags & GX_RT_OVERFLOW_VISITS)
+			split = true;
+		else if (out->npairs > room)
+		{
+			if (out->npairs <= max_room)
+				resend = true;
+			else
+				split = true;
+		}
+		else
+			gxg_device_append(pairs, npairs, &cap,
+							  (const GxRtPair *) ((char *) out + sizeof(GxRtSearchOut)),
+							  out->npairs, r.lo);
+
+		if (nstack + 2 > stack_cap)
+		{
+			stack_cap *= 2;
+			stack = repalloc(stack, stack_cap * sizeof(GxgRange));
+		}
+		if (resend)
+		{
+			dev->resends++;
+			stack[nstack].lo = r.lo;
+			stack[nstack].hi = r.hi;
+			stack[nstack].room = out->npairs;
+			nstack++;
+		}
+		else if (split && nq > 1)
+		{
+			uint32		mid = r.lo + nq / 2;
+
+			dev->splits++;
+			stack[nstack].lo = mid;
+			stack[nstack].hi = r.hi;
+			stack[nstack].room = 0;
+			stack[nstack + 1].lo = r.lo;
+			stack[nstack + 1].hi = mid;
+			stack[nstack + 1].room = 0;
+			nstack += 2;
+		}
+		else if (split)
+		{
+			/* one probe with more results than a request carries */
+			if (*nleft == left_cap)
+			{
+				left_cap = left_cap ? left_cap * 2 : 16;
+				*left = *left ? repalloc(*left, left_cap * sizeof(uint32))
+					: palloc(left_cap * sizeof(uint32));
+			}
+			(*left)[(*nleft)++] = r.lo;
+			dev->probes_left++;
+		}
+		gx_engine_batch_free(&pb);
+	}
+	pfree(stack);
+	return true;
+}
+
+/* End of the node: free the task (or the CPU engine's copy) */
+void
+gxg_device_release(GxgDevice *dev)
+{
+	if (dev == NULL)
+		return;
+	if (dev->task_id != 0)
+		gx_task_destroy(dev->task_id);
+	dev->task_id = 0;
+	if (dev->cpu_table != 0)
+		gx_cpu_table_unregister(dev->cpu_table, dev->mirror);
+	dev->cpu_table = 0;
+	dev->mirror = NULL;
+	MemoryContextDelete(dev->cxt);
+	pfree(dev);
+}
+
+/*
+ * EXPLAIN ANALYZE: where the node's batches ran (not in regression test
+ * mode, where the output must not depend on the machine)
+ */
+void
+gxg_device_explain(GxgDevice *dev, ExplainState *es)
+{
+	const char *engine;
+
+	if (dev == NULL || !es->analyze || gpuext_regression_test_mode)
+		return;
+	if (dev->state == GXG_DEV_READY)
+		engine = dev->engine.use_gpu ? "GPU" : "CPU engine (tree mirror)";
+	else
+		engine = "CPU (index pages)";
+	ExplainPropertyText("Engine", engine, es);
+	if (dev->why[0] && dev->state == GXG_DEV_OFF)
+		ExplainPropertyText("GPU Not Used", dev->why, es);
+	if (dev->state == GXG_DEV_READY || dev->requests > 0)
+	{
+		ExplainPropertyInteger("GPU Batches", NULL, dev->engine.gpu_batches, es);
+		ExplainPropertyInteger("CPU Engine Batches", NULL, dev->engine.cpu_batches, es);
+		ExplainPropertyInteger("Fallbacks", NULL, dev->engine.fallback_batches, es);
+		ExplainPropertyInteger("Split Requests", NULL, dev->splits, es);
+		ExplainPropertyInteger("Resent Requests", NULL, dev->resends, es);
+		ExplainPropertyInteger("Tree Bytes", "bytes", dev->tree_bytes, es);
+		if (dev->engine.use_gpu)
+			ExplainPropertyFloat("Device Time", "ms", dev->engine.device_ms, 3, es);
+	}
+}
