@@ -9,7 +9,7 @@
 #                         results on a throwaway cluster (see test/fuzz/fuzz.py)
 #   make valgrind [TESTS="a b"]  pg_regress with every server process under
 #                         valgrind's memcheck, CPU engine (test/sanitize.sh)
-#   make compute-sanitizer [TOOL=memcheck|racecheck|initcheck|synccheck]
+#   make compute-sanitizer [TOOL="memcheck racecheck initcheck synccheck"]
 #                         [TESTS=...]  the GPU and pg_regress suites with the
 #                         GPU service's kernels under compute-sanitizer (GPU
 #                         machine; test/sanitize.sh)

@@ -8,9 +8,10 @@
 #       side by side, each against its own private PostgreSQL copy; about 6
 #       minutes on 16 cores.  FUZZ_N, SMITH_N change the sizes.
 #   bash test/device-run.sh sanitize [TOOL ...]
-#       make compute-sanitizer with each TOOL (default memcheck): the suites
-#       with the service's requests recorded, then replayed under the tool;
-#       the logs packed as $OUT/sanitize-TOOL.tar.xz.
+#       make compute-sanitizer TOOL="TOOL ..." (default memcheck): the suites
+#       once with the service's requests recorded, then replayed under each
+#       tool; the logs packed as $OUT/sanitize-logs.tar.xz.  SANITIZE_STRIDE
+#       samples the replay of the tools other than memcheck.
 #   bash test/device-run.sh bench TAG [VAR=VALUE ...]
 #       one make bench with those variables (e.g. SCALE=10 QUERIES=ssb); its
 #       output folder packed as $OUT/TAG.tar.xz.
@@ -70,14 +71,13 @@ case "${1:-}" in
     ;;
   sanitize)
     shift
-    rc=0
-    for tool in ${@:-memcheck}; do
-      make compute-sanitizer TOOL="$tool" >"$OUT/sanitize-$tool.log" 2>&1 || rc=1
-      echo "compute-sanitizer $tool: $(tail -1 "$OUT/sanitize-$tool.log") after $(elapsed) s"
-      grep -E "^== |ERROR SUMMARY|gpuext-replay:" "$OUT/sanitize-$tool.log" | tail -8
-      d=$(ls -td /tmp/gpuext-"$tool".* 2>/dev/null | head -1)
-      [ -n "$d" ] && tar -C "$d" -cJf "$OUT/sanitize-$tool.tar.xz" --exclude=capture . 2>/dev/null
-    done
+    tools=${*:-memcheck}
+    make compute-sanitizer TOOL="$tools" >"$OUT/sanitize.log" 2>&1
+    rc=$?
+    echo "compute-sanitizer $tools: rc=$rc after $(elapsed) s"
+    grep -E "^== |ERROR SUMMARY|RACECHECK SUMMARY|gpuext-replay:|: clean" "$OUT/sanitize.log" | tail -20
+    d=$(ls -td /tmp/gpuext-"${tools// /-}".* 2>/dev/null | head -1)
+    [ -n "$d" ] && tar -C "$d" -cJf "$OUT/sanitize-logs.tar.xz" --exclude=capture . 2>/dev/null
     exit $rc
     ;;
   bench)

@@ -10,8 +10,8 @@
 #                            in bytes written to files or sockets) and accesses
 #                            outside malloc'd blocks, not overruns inside a
 #                            memory context.  Suppressions: test/valgrind.supp.
-#   sanitize.sh memcheck | racecheck | initcheck | synccheck
-#                            the tool of NVIDIA's compute-sanitizer (GPU
+#   sanitize.sh TOOL...      TOOL: memcheck, racecheck, initcheck, synccheck,
+#                            the tools of NVIDIA's compute-sanitizer (GPU
 #                            machine only) over the GPU service's kernels.
 #                            The tool follows exec'd processes only, and the
 #                            service is forked from the postmaster without
@@ -24,14 +24,23 @@
 #                            again, through the service's own runtime layer and
 #                            kernels, under the tool (memcheck also reports
 #                            device memory leaked at exit).  Requests with an
-#                            injected fault are not recorded.
+#                            injected fault are not recorded.  The suites run
+#                            once; the recording is replayed under each TOOL.
 #
 # Environment: SANITIZE_TESTS="a b" (pg_regress names; default all of
 # test/schedule), SANITIZE_GPU_SUITE=0 (skip the GPU-only suite test/gpu),
-# SANITIZE_OPTS (extra options to the checker), PG_CONFIG, and
-# test/cluster.sh's.
+# SANITIZE_OPTS (extra options to the checker), SANITIZE_STRIDE (replay one
+# request in N of each kind, and every request on a task it replays, under
+# the tools other than memcheck, which are slower: default 1), PG_CONFIG,
+# and test/cluster.sh's.
 set -u
-TOOL=${1:?usage: sanitize.sh valgrind|memcheck|racecheck|initcheck|synccheck}
+TOOL=${1:?usage: sanitize.sh valgrind | TOOL... (memcheck racecheck initcheck synccheck)}
+TOOLS="$*"
+for t in $TOOLS; do
+  case "$t" in memcheck|racecheck|initcheck|synccheck) ;; *) [ "$t" = valgrind ] && [ $# = 1 ] ||
+    { echo "unknown tool or combination: $TOOLS"; exit 2; } ;; esac
+done
+[ "$TOOL" = valgrind ] || TOOL=$(echo "$TOOLS" | tr ' ' '-')
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
 . test/cluster.sh
@@ -41,10 +50,9 @@ case "$TOOL" in
   valgrind)
     command -v valgrind >/dev/null || { echo "valgrind is not installed (apt-get install valgrind)"; exit 2; }
     ENGINE=cpu ;;
-  memcheck|racecheck|initcheck|synccheck)
+  *)
     [ -x "$CS" ] || { echo "compute-sanitizer not found (CUDA toolkit, GPU machine)"; exit 2; }
     ENGINE=gpu ;;
-  *) echo "unknown tool $TOOL"; exit 2 ;;
 esac
 export GPUEXT_TEST_ENGINE=$ENGINE GPUEXT_START_TIMEOUT=${GPUEXT_START_TIMEOUT:-600}
 
@@ -107,9 +115,7 @@ run_suite regress "$WORK" ${SANITIZE_TESTS:-$(grep -v '^#' test/schedule | tr '\
 as_user "'$BINDIR/pg_ctl' -D '$PGDATA' -m fast -t 600 stop" >/dev/null 2>&1
 
 if [ "$TOOL" != valgrind ]; then
-  # the recorded requests, again, under the tool
-  leak=""
-  [ "$TOOL" = memcheck ] && leak="--leak-check full"
+  # the recorded requests, again, under each tool
   # the server's messages about the GPU service (capturing, errors) stay with the logs
   grep -E "gpuext|GPU service|TRAP|terminated by signal" "$WORK/server.log" >"$LOGS/server-gpuext.log" 2>/dev/null
   ncap=$(ls "$LOGS"/capture/*.bin 2>/dev/null | wc -l)
@@ -119,18 +125,25 @@ if [ "$TOOL" != valgrind ]; then
     grep -iE "captur" "$LOGS/server-gpuext.log" | head -5
     exit 1
   fi
-  echo "== replaying $(du -sh "$LOGS/capture" | cut -f1) of recorded requests under $TOOL"
-  $CS --tool "$TOOL" $leak --print-limit 200 ${SANITIZE_OPTS:-} --log-file "$LOGS/$TOOL.replay.log" \
-    test/gpu/gpuext-replay --calibrate "$LOGS"/capture/*.bin
-  replay_rc=$?
-  sed 's/^/   /' "$LOGS/$TOOL.replay.log" | tail -n 20
-  # memcheck, initcheck, synccheck: "ERROR SUMMARY: N errors"; racecheck:
-  # "RACECHECK SUMMARY: H hazards displayed (N errors, W warnings)"
-  errors=$(grep -oE "ERROR SUMMARY: [0-9]+|\([0-9]+ errors" "$LOGS/$TOOL.replay.log" |
-           grep -oE "[0-9]+" | awk '{ s += $1 } END { print s + 0 }')
-  grep -qE "(ERROR|RACECHECK) SUMMARY" "$LOGS/$TOOL.replay.log" || { echo "$TOOL printed no summary"; exit 1; }
-  echo "== $TOOL: $errors errors over the replayed requests (replay exit status $replay_rc); logs in $LOGS"
-  [ $regress_ok = 1 ] && [ "$errors" = 0 ] && [ $replay_rc = 0 ] && { echo "$TOOL: clean"; exit 0; }
+  clean=1
+  for tool in $TOOLS; do
+    leak="" stride=${SANITIZE_STRIDE:-1}
+    [ "$tool" = memcheck ] && leak="--leak-check full" stride=1
+    echo "== replaying $(du -sh "$LOGS/capture" | cut -f1) of recorded requests under $tool (one in $stride)"
+    GPUEXT_REPLAY_STRIDE=$stride $CS --tool "$tool" $leak --print-limit 200 ${SANITIZE_OPTS:-} \
+      --log-file "$LOGS/$tool.replay.log" test/gpu/gpuext-replay --calibrate "$LOGS"/capture/*.bin
+    replay_rc=$?
+    sed 's/^/   /' "$LOGS/$tool.replay.log" | tail -n 20
+    # memcheck, initcheck, synccheck: "ERROR SUMMARY: N errors"; racecheck:
+    # "RACECHECK SUMMARY: H hazards displayed (N errors, W warnings)"
+    errors=$(grep -oE "ERROR SUMMARY: [0-9]+|\([0-9]+ errors" "$LOGS/$tool.replay.log" |
+             grep -oE "[0-9]+" | awk '{ s += $1 } END { print s + 0 }')
+    grep -qE "(ERROR|RACECHECK) SUMMARY" "$LOGS/$tool.replay.log" || { echo "$tool printed no summary"; errors=1; }
+    echo "== $tool: $errors errors over the replayed requests (replay exit status $replay_rc)"
+    if [ "$errors" = 0 ] && [ $replay_rc = 0 ]; then echo "$tool: clean"; else clean=0; fi
+  done
+  echo "== logs in $LOGS"
+  [ $regress_ok = 1 ] && [ $clean = 1 ] && exit 0
   exit 1
 fi
 

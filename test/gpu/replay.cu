@@ -8,6 +8,11 @@
  *
  *		usage: gpuext-replay [--calibrate] FILE...
  *
+ * GPUEXT_REPLAY_STRIDE=N replays one in N of the requests of each kind
+ * that need no task (scans, page counts, task creations) and every
+ * request on a task it replayed: the slower tools then cover every kernel
+ * in less time.
+ *
  * Each request is launched as the service launched it (same batch bytes,
  * same pages at the same buffer indexes, device memory of the same sizes,
  * the same task relations) and waited for before the next.  Prints the
@@ -106,7 +111,11 @@ main(int argc, char **argv)
 	long		kernel_errors = 0;
 	long		failures = 0;
 	long		replayed = 0;
+	long		seen[GX_REQ_KIND_MAX] = {0};
+	long		stride = getenv("GPUEXT_REPLAY_STRIDE") ? atol(getenv("GPUEXT_REPLAY_STRIDE")) : 1;
 
+	if (stride < 1)
+		stride = 1;
 	/* progress lines reach the log even if a checker kills the process */
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (argc > 1 && strcmp(argv[1], "--calibrate") == 0)
@@ -200,6 +209,9 @@ main(int argc, char **argv)
 			}
 			if (!complete)
 				break;			/* a file cut short: replay what is whole */
+			/* sampling: one in 'stride' of the requests that need no task */
+			if ((creates || r.task_id == 0) && seen[r.kind]++ % stride != 0)
+				continue;
 
 			if (r.scratch_bytes > 0 &&
 				gxr_alloc(0, r.scratch_bytes, &scratch, err, sizeof(err)) != 0)
