@@ -329,6 +329,12 @@ launch_kind(const GxLaunch *l, cudaStream_t s)
 			return gx_launch_join_build(l, s);
 		case GX_REQ_JOIN:
 			return gx_launch_join(l, s);
+		case GX_REQ_PTREE_LOAD:
+			return gx_launch_ptree_load(l, s);
+		case GX_REQ_PTREE_UPLOAD:
+			return gx_launch_ptree_upload(l, s);
+		case GX_REQ_PTREE_LOOKUP:
+			return gx_launch_ptree_lookup(l, s);
 		default:
 			return cudaErrorInvalidValue;
 	}

@@ -74,6 +74,9 @@ typedef enum GxRequestKind
 	GX_REQ_CALIBRATE,			/* measure the link and the device */
 	GX_REQ_JOIN_BUILD,			/* upload inner keys, build join hash tables (task) */
 	GX_REQ_JOIN,				/* probe a task's join tables with a batch */
+	GX_REQ_PTREE_LOAD,			/* a gpuext_ptree mirror to device memory (task), first part */
+	GX_REQ_PTREE_UPLOAD,		/* more of a mirror, into its task at an offset */
+	GX_REQ_PTREE_LOOKUP,		/* look a batch of keys up in a task's mirror */
 	GX_REQ_KIND_MAX
 } GxRequestKind;
 
@@ -81,7 +84,28 @@ typedef enum GxRequestKind
 GX_FUNC int
 gx_kind_creates_task(int kind)
 {
-	return kind == GX_REQ_TASK_CREATE || kind == GX_REQ_JOIN_BUILD;
+	return kind == GX_REQ_TASK_CREATE || kind == GX_REQ_JOIN_BUILD ||
+		kind == GX_REQ_PTREE_LOAD;
+}
+
+/* Does a request of this kind work on an existing task (batch->task_id)? */
+GX_FUNC int
+gx_kind_uses_task(int kind)
+{
+	return kind == GX_REQ_AGG || kind == GX_REQ_JOIN || kind == GX_REQ_TASK_FETCH ||
+		kind == GX_REQ_TASK_DESTROY || kind == GX_REQ_PTREE_UPLOAD ||
+		kind == GX_REQ_PTREE_LOOKUP;
+}
+
+/*
+ * May only the process that created the task use it with this kind?  A
+ * gpuext_ptree mirror is one backend's (a GpuAgg group table is shared by
+ * the processes of a parallel query).
+ */
+GX_FUNC int
+gx_kind_owner_only(int kind)
+{
+	return kind == GX_REQ_PTREE_UPLOAD || kind == GX_REQ_PTREE_LOOKUP;
 }
 
 /* Does a request of this kind read the heap pages its batch lists? */

@@ -17,6 +17,7 @@
  *-------------------------------------------------------------------------
  */
 #include "gpuext.h"
+#include "gx_ptree.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -43,6 +44,7 @@
 typedef struct ServiceTask
 {
 	uint32		id;				/* 0: slot unused */
+	int			kind;			/* the GxRequestKind that created it */
 	int			device;
 	void	   *mem;			/* NULL once lost in a device reset */
 	uint64		bytes;
@@ -202,6 +204,12 @@ scratch_needed(GxBatch *b, int kind)
 			return TYPEALIGN(256, b->program_len);	/* the program, in device memory */
 		case GX_REQ_TASK_FETCH:
 			return 256;			/* the counter of fetched entries */
+		case GX_REQ_PTREE_LOOKUP:
+			/* the probes, then the results (a malformed count: the launch says so) */
+			if (b->arg == 0 || b->arg >= PG_UINT32_MAX ||
+				!gx_ptree_probes_ok((uint32) b->arg, b->program_len))
+				return 256;
+			return gx_ptree_lookup_scratch(b->program_len, b->arg);
 		default:
 			return 0;
 	}
@@ -308,8 +316,7 @@ start_task_request(uint32 slot_index, GxSlot *s, GxBatch *b, ServiceTask **task_
 		*task_out = t;			/* filled in once its memory is reserved */
 		return false;
 	}
-	if (s->kind != GX_REQ_AGG && s->kind != GX_REQ_JOIN &&
-		s->kind != GX_REQ_TASK_FETCH && s->kind != GX_REQ_TASK_DESTROY)
+	if (!gx_kind_uses_task(s->kind))
 		return false;
 	t = find_task(b->task_id);
 	if (t == NULL || (t->destroy_pending && s->kind != GX_REQ_TASK_DESTROY))
@@ -317,16 +324,24 @@ start_task_request(uint32 slot_index, GxSlot *s, GxBatch *b, ServiceTask **task_
 		finish_request(slot_index, GX_ERR_BAD_REQUEST, "no such GPU task", 0);
 		return true;
 	}
-	if (t->mem == NULL)
-	{
-		finish_request(slot_index, GX_ERR_DEVICE, "the GPU task was lost in a device reset", 0);
-		return true;
-	}
 	if (s->kind == GX_REQ_TASK_DESTROY)
 	{
+		/* (a task lost in a device reset still has its slot to free) */
 		gx_capture_request(GX_REQ_TASK_DESTROY, NULL, 0, 0, t->id, 0);
 		release_task(t);
 		finish_request(slot_index, GX_OK, NULL, 0);
+		return true;
+	}
+	/* a gpuext_ptree mirror is used by its own backend only, as a mirror */
+	if (gx_kind_owner_only(s->kind) &&
+		(t->owner_pid != s->owner_pid || t->kind != GX_REQ_PTREE_LOAD))
+	{
+		finish_request(slot_index, GX_ERR_BAD_REQUEST, "the GPU task is not a mirror of this backend", 0);
+		return true;
+	}
+	if (t->mem == NULL)
+	{
+		finish_request(slot_index, GX_ERR_DEVICE, "the GPU task was lost in a device reset", 0);
 		return true;
 	}
 	*task_out = t;
@@ -479,6 +494,7 @@ start_request(uint32 slot_index)
 		task->id = next_task_id++;
 		if (next_task_id == 0)
 			next_task_id = 1;
+		task->kind = s->kind;
 		task->device = dev;
 		task->mem = f->scratch;
 		task->bytes = f->scratch_bytes;
@@ -517,6 +533,7 @@ start_request(uint32 slot_index)
 	l.scratch_dev = f->scratch;
 	l.scratch_bytes = f->scratch_bytes;
 	l.task_dev = task ? task->mem : NULL;
+	l.task_bytes = task ? task->bytes : 0;
 	l.task2_dev = f->task2 ? f->task2->mem : NULL;
 	if (gx_kind_creates_task(s->kind))
 	{
