@@ -142,6 +142,19 @@ gx_request_create(Size batch_bytes)
 	return req;
 }
 
+/* How many of this backend's request slots are free now? */
+int
+gx_request_slots_free(void)
+{
+	int			first = MyProc->pgprocno * GX_SLOTS_PER_BACKEND;
+	int			n = 0;
+
+	for (int i = first; i < first + GX_SLOTS_PER_BACKEND; i++)
+		if (pg_atomic_read_u32(&gx_slot(i)->state) == GX_SLOT_FREE)
+			n++;
+	return n;
+}
+
 /* Hand a filled batch to the service. */
 void
 gx_request_submit(GxRequest *req, int kind)

@@ -201,6 +201,7 @@ typedef struct GxRequest
 
 extern bool gx_service_has_gpu(const char **why);
 extern GxRequest *gx_request_create(Size batch_bytes);
+extern int	gx_request_slots_free(void);
 extern void gx_request_submit(GxRequest *req, int kind);
 extern int	gx_request_wait(GxRequest *req);
 extern void gx_request_destroy(GxRequest *req);

@@ -358,10 +358,15 @@ ptree_lookup_probes(PtreeEngine *pe, const GxPtreeMirror *m, const PtreeKey *pro
 	old = MemoryContextSwitchTo(cxt);
 	cpu_id = gx_cpu_table_register((void *) m, cxt);
 	memset(lb, 0, sizeof(lb));
-	/* up to two batches in flight: the next is filled while one runs */
+	/*
+	 * Up to two batches in flight: the next is filled while one runs (on
+	 * the GPU, only while a request slot of this backend is to spare: the
+	 * outer side of a join may hold the others)
+	 */
 	while (next < n)
 	{
-		if (inflight == 2)
+		if (inflight == 2 ||
+			(inflight == 1 && engine->use_gpu && gx_request_slots_free() == 0))
 		{
 			finish_batch(engine, &lb[head], out);
 			head ^= 1;
