@@ -101,7 +101,8 @@ cpu_scan(GxBatch *batch)
 
 /*
  * Group tables of the CPU engine live in backend memory; batches name them
- * by an id, as GPU batches name a task.  A slot is freed by
+ * by an id, as GPU batches name a task (join tables and gpuext_ptree
+ * mirrors are registered the same way).  A slot is freed by
  * gx_cpu_table_unregister, or when the memory context that holds the table
  * goes away (an error or a cancel ends the query before the node's end
  * runs): each registration carries a serial so that a late callback never

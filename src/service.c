@@ -326,6 +326,12 @@ start_task_request(uint32 slot_index, GxSlot *s, GxBatch *b, ServiceTask **task_
 	}
 	if (s->kind == GX_REQ_TASK_DESTROY)
 	{
+		/* a gpuext_ptree mirror is freed by its own backend only */
+		if (t->kind == GX_REQ_PTREE_LOAD && t->owner_pid != s->owner_pid)
+		{
+			finish_request(slot_index, GX_ERR_BAD_REQUEST, "the GPU task is not a mirror of this backend", 0);
+			return true;
+		}
 		/* (a task lost in a device reset still has its slot to free) */
 		gx_capture_request(GX_REQ_TASK_DESTROY, NULL, 0, 0, t->id, 0);
 		release_task(t);
