@@ -265,6 +265,13 @@ ptree_mirror_build(Relation index, PtreeMetaData *meta, bool hold)
 	}
 	MemoryContextSwitchTo(old);
 	MemoryContextDelete(tmp);
+	/* the check the GPU service makes when it loads a device copy */
+	if (!gx_ptree_mirror_ok(m, gx_ptree_lookup_bytes(m)))
+	{
+		pfree(m);
+		elog(ERROR, "gpuext_ptree: the mirror of index \"%s\" is malformed",
+			 RelationGetRelationName(index));
+	}
 	return m;
 }
 
