@@ -721,12 +721,13 @@ void
 gx_task_destroy(uint32 task_id)
 {
 	dlist_mutable_iter iter;
+	GxOwnedTask *own;
 
 	if (task_id == 0)
 		return;
+	own = owned_task(task_id);
 	/* (a session task of a service since replaced is gone with it) */
-	if (owned_task(task_id) == NULL || owned_task(task_id)->owner != NULL ||
-		gx_session_task_valid(task_id))
+	if (own == NULL || own->owner != NULL || gx_session_task_valid(task_id))
 		destroy_task_request(task_id, false);
 	dlist_foreach_modify(iter, &my_tasks)
 	{

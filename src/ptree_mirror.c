@@ -441,10 +441,10 @@ ptree_lookup_batch(Relation index, PtreeEngine *pe, const PtreeKey *probes, cons
 			}
 		}
 
-		/* the delta: every entry against the sorted probes */
-		if (nvalid > 1)
-			qsort_arg(order, nvalid, sizeof(int), ptree_probe_cmp, (void *) probes);
+		/* the delta: every entry against the sorted probes (no delta: no sort) */
 		blkno = changed ? InvalidBlockNumber : meta.delta_head;
+		if (nvalid > 1 && BlockNumberIsValid(blkno))
+			qsort_arg(order, nvalid, sizeof(int), ptree_probe_cmp, (void *) probes);
 		while (BlockNumberIsValid(blkno) && nvalid > 0)
 		{
 			Buffer		buf;
