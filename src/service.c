@@ -37,9 +37,10 @@
 /* a request the service has started on a device */
 /*
  * A task: device memory that outlives one request (a group table), used
- * by the requests of one query, possibly from several processes.  It
- * belongs to the process that created it; the service frees it when asked,
- * or when that process is gone.
+ * by the requests of one query, possibly from several processes (or, for
+ * a gpuext_ptree mirror, by one backend from query to query).  It belongs
+ * to the process that created it; the service frees it when asked, or
+ * when that process is gone.
  */
 typedef struct ServiceTask
 {
@@ -53,7 +54,11 @@ typedef struct ServiceTask
 	bool		destroy_pending;
 } ServiceTask;
 
-#define GX_MAX_TASKS 256
+/*
+ * Tasks at once, over every backend: each backend may keep up to 4
+ * gpuext_ptree mirrors between queries besides its queries' own tasks
+ */
+#define GX_MAX_TASKS 1024
 
 /* a request the service has started on a device */
 typedef struct Inflight
