@@ -334,6 +334,12 @@ launch_kind(const GxLaunch *l, cudaStream_t s)
 			return gx_launch_rtree_fill(l, s);
 		case GX_REQ_RTREE_SEARCH:
 			return gx_launch_rtree_search(l, s);
+		case GX_REQ_PTREE_LOAD:
+			return gx_launch_ptree_load(l, s);
+		case GX_REQ_PTREE_UPLOAD:
+			return gx_launch_ptree_upload(l, s);
+		case GX_REQ_PTREE_LOOKUP:
+			return gx_launch_ptree_lookup(l, s);
 		default:
 			return cudaErrorInvalidValue;
 	}

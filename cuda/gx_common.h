@@ -77,6 +77,9 @@ typedef enum GxRequestKind
 	GX_REQ_RTREE_LOAD,			/* reserve a gpuext_gist tree mirror, copy its first part (task) */
 	GX_REQ_RTREE_FILL,			/* copy a further part of a tree mirror into its task */
 	GX_REQ_RTREE_SEARCH,		/* walk a task's tree mirror for a batch of query boxes */
+	GX_REQ_PTREE_LOAD,			/* a gpuext_ptree mirror to device memory (task), first part */
+	GX_REQ_PTREE_UPLOAD,		/* more of a mirror, into its task at an offset */
+	GX_REQ_PTREE_LOOKUP,		/* look a batch of keys up in a task's mirror */
 	GX_REQ_KIND_MAX
 } GxRequestKind;
 
@@ -85,7 +88,7 @@ GX_FUNC int
 gx_kind_creates_task(int kind)
 {
 	return kind == GX_REQ_TASK_CREATE || kind == GX_REQ_JOIN_BUILD ||
-		kind == GX_REQ_RTREE_LOAD;
+		kind == GX_REQ_RTREE_LOAD || kind == GX_REQ_PTREE_LOAD;
 }
 
 /* Does a request of this kind work on a task that exists (batch->task_id)? */
@@ -94,7 +97,19 @@ gx_kind_uses_task(int kind)
 {
 	return kind == GX_REQ_AGG || kind == GX_REQ_JOIN || kind == GX_REQ_TASK_FETCH ||
 		kind == GX_REQ_TASK_DESTROY || kind == GX_REQ_RTREE_FILL ||
-		kind == GX_REQ_RTREE_SEARCH;
+		kind == GX_REQ_RTREE_SEARCH || kind == GX_REQ_PTREE_UPLOAD ||
+		kind == GX_REQ_PTREE_LOOKUP;
+}
+
+/*
+ * May only the process that created the task use it with this kind?  A
+ * gpuext_ptree mirror is one backend's (a GpuAgg group table is shared by
+ * the processes of a parallel query).
+ */
+GX_FUNC int
+gx_kind_owner_only(int kind)
+{
+	return kind == GX_REQ_PTREE_UPLOAD || kind == GX_REQ_PTREE_LOOKUP;
 }
 
 /* Does a request of this kind read the heap pages its batch lists? */

@@ -27,6 +27,9 @@ extern cudaError_t gx_launch_join(const GxLaunch *l, cudaStream_t s);
 extern cudaError_t gx_launch_join_agg(const GxLaunch *l, cudaStream_t s);
 extern cudaError_t gx_launch_rtree_fill(const GxLaunch *l, cudaStream_t s);
 extern cudaError_t gx_launch_rtree_search(const GxLaunch *l, cudaStream_t s);
+extern cudaError_t gx_launch_ptree_load(const GxLaunch *l, cudaStream_t s);
+extern cudaError_t gx_launch_ptree_upload(const GxLaunch *l, cudaStream_t s);
+extern cudaError_t gx_launch_ptree_lookup(const GxLaunch *l, cudaStream_t s);
 
 /*
  * Copy a batch's program area (the program and the spec after it) to the
@@ -49,11 +52,5 @@ gx_page_grid(uint32_t npages)
 {
 	return npages < 65535 ? npages : 65535;
 }
-
-/* gpuext_ptree mirror lookups (ptree.cu; not yet called by the service) */
-struct GxPtreeMirror;
-extern cudaError_t gx_launch_ptree_lookup(const struct GxPtreeMirror *mirror,
-										  const unsigned char *probes, const uint32_t *off,
-										  uint32_t nprobes, int64_t *out, cudaStream_t s);
 
 #endif							/* GX_KERNELS_H */

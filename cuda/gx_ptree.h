@@ -26,7 +26,9 @@
  *
  * Lookups are batched, one probe per thread (the throughput design of
  * seed 000's batched traversal); the result of a probe is the index of its
- * key (then its posting list) or -1.
+ * key (then its posting list) or -1.  The GPU service keeps a device copy
+ * of the part lookups read (gx_ptree_lookup_bytes) as a task; the CPU
+ * engine reads the backend's own copy; both run gx_ptree_probe.
  *
  * IDENTIFICATION
  *		cuda/gx_ptree.h
@@ -172,14 +174,98 @@ gx_ptree_lookup(const GxPtreeMirror *m, const unsigned char *key, uint32_t len)
 }
 
 /*
- * One probe of a batch: probes are packed bytes with offsets (probe i is
- * probes[off[i] .. off[i + 1]))
+ * The bytes of a mirror that lookups read: the header, the KISS levels,
+ * the slots and the keys (every part before the posting lists, which only
+ * the host reads).  A device copy holds these.
  */
-GX_FUNC void
-gx_ptree_probe(const GxPtreeMirror *m, const unsigned char *probes, const uint32_t *off,
+GX_FUNC uint64_t
+gx_ptree_lookup_bytes(const GxPtreeMirror *m)
+{
+	return m->off_postoff;
+}
+
+/* Does a part of 'len' bytes at 'off' lie before 'end'? */
+GX_FUNC int
+gx_ptree_part_ok(uint64_t off, uint64_t len, uint64_t end)
+{
+	return off <= end && len <= end - off;
+}
+
+/*
+ * Is the header of a mirror copy of 'bytes' sane: its magic, and every part
+ * that lookups read inside the copy?  Checked once when a copy is loaded,
+ * so the lookups need not.
+ */
+GX_FUNC int
+gx_ptree_mirror_ok(const GxPtreeMirror *m, uint64_t bytes)
+{
+	uint64_t	end = m->off_postoff;
+
+	return bytes >= sizeof(GxPtreeMirror) && m->magic == GX_PTREE_MAGIC &&
+		end <= bytes &&
+		gx_ptree_part_ok(m->off_root, (uint64_t) GX_PTREE_ROOT_SIZE * 4, end) &&
+		gx_ptree_part_ok(m->off_nodes, (uint64_t) m->nnodes * GX_PTREE_NODE_SIZE * 4, end) &&
+		gx_ptree_part_ok(m->off_leaves, (uint64_t) m->nleaves * sizeof(GxPtreeLeaf), end) &&
+		gx_ptree_part_ok(m->off_slots, ((uint64_t) m->nslots + 1) * 4, end) &&
+		gx_ptree_part_ok(m->off_keyoff, ((uint64_t) m->nkeys + 1) * 4, end) &&
+		m->off_keys <= end;
+}
+
+/*
+ * A batch of probes (the program area of a GX_REQ_PTREE_LOOKUP batch, and
+ * the CPU engine's): uint32 off[n + 1], then the keys' bytes, probe i
+ * being bytes[off[i] .. off[i + 1]).  Results: int64 out[n].
+ */
+GX_FUNC uint64_t
+gx_ptree_probes_size(uint32_t n, uint64_t keybytes)
+{
+	return ((uint64_t) n + 1) * 4 + keybytes;
+}
+
+/* Is an area of 'len' bytes big enough for the offsets of n probes? */
+GX_FUNC int
+gx_ptree_probes_ok(uint32_t n, uint64_t len)
+{
+	return gx_ptree_probes_size(n, 0) <= len;
+}
+
+/*
+ * Device scratch memory of a lookup with a probe area of 'len' bytes: the
+ * area, then the n results at a 256-byte boundary
+ */
+GX_FUNC uint64_t
+gx_ptree_lookup_out_at(uint64_t len)
+{
+	return (len + 255) & ~(uint64_t) 255;
+}
+
+GX_FUNC uint64_t
+gx_ptree_lookup_scratch(uint64_t len, uint64_t n)
+{
+	return gx_ptree_lookup_out_at(len) + n * sizeof(int64_t);
+}
+
+/*
+ * Probe i of a batch of n in an area of 'len' bytes: out[i] is the index of
+ * its key in the mirror, or -1.  Returns 0 when the probe's offsets lie
+ * outside the area (a malformed batch), else 1.
+ */
+GX_FUNC int
+gx_ptree_probe(const GxPtreeMirror *m, const uint32_t *area, uint64_t len, uint32_t n,
 			   uint32_t i, int64_t *out)
 {
-	out[i] = gx_ptree_lookup(m, probes + off[i], off[i + 1] - off[i]);
+	const unsigned char *bytes = (const unsigned char *) (area + n + 1);
+	uint64_t	room = len - gx_ptree_probes_size(n, 0);
+	uint32_t	a = area[i];
+	uint32_t	b = area[i + 1];
+
+	if (a > b || b > room)
+	{
+		out[i] = -1;
+		return 0;
+	}
+	out[i] = gx_ptree_lookup(m, bytes + a, b - a);
+	return 1;
 }
 
 #endif							/* GX_PTREE_H */

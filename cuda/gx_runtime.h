@@ -50,6 +50,7 @@ typedef struct GxLaunch
 	void	   *scratch_dev;	/* device memory reserved for this launch */
 	uint64_t	scratch_bytes;
 	void	   *task_dev;		/* device-resident state of the task, if any */
+	uint64_t	task_bytes;		/* its size */
 	void	   *task2_dev;		/* a second task's (GX_REQ_AGG fused with a join) */
 } GxLaunch;
 

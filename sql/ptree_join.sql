@@ -113,5 +113,39 @@ RESET gpuext.enable_ptree_join;
 SET gpuext.ptree_join_batch = 0;
 SET gpuext.ptree_join_batch = 1000001;
 
+-- where the lookups run: on the GPU when there is one, for lookups of
+-- gpuext.ptree_gpu_batch_min keys or more (any with force_offload), else
+-- on the CPU engine (also when gpuext.device = gpu finds no GPU and
+-- cpu_fallback is on); the same rows on every engine
+SET gpuext.ptree_gpu_batch_min = 1;
+SELECT pj_same('SELECT o.x, i.w FROM pjo o JOIN pji i ON i.k = o.a');
+SELECT pj_same('SELECT o.x, i.w FROM pjo o JOIN pji i ON i.t = o.s');
+SET gpuext.device = gpu;
+SELECT pj_same('SELECT o.x, i.w FROM pjo o JOIN pji i ON i.b = o.a8');
+RESET gpuext.device;
+SET gpuext.ptree_gpu_batch_min = 0;
+SELECT pj_same('SELECT o.x, i.w FROM pjo o JOIN pji i ON i.k = o.a');
+SET gpuext.ptree_gpu_batch_min = 100000;
+SET gpuext.force_offload = on;
+SELECT pj_same('SELECT o.x, i.w FROM pjo o JOIN pji i ON i.d = o.e');
+RESET gpuext.force_offload;
+-- = ANY through the index and as a sequential scan
+SET gpuext.ptree_gpu_batch_min = 1;
+SET enable_seqscan = off;
+SELECT count(*), sum(w) FROM pji WHERE k = ANY(ARRAY(SELECT generate_series(-5, 900, 3)));
+SET enable_seqscan = on;
+SET enable_indexscan = off;
+SET enable_bitmapscan = off;
+SELECT count(*), sum(w) FROM pji WHERE k = ANY(ARRAY(SELECT generate_series(-5, 900, 3)));
+RESET enable_indexscan;
+RESET enable_bitmapscan;
+RESET gpuext.ptree_gpu_batch_min;
+-- EXPLAIN ANALYZE: batches and probes (the engine and its batches, shown
+-- otherwise, are hidden by gpuext.regression_test_mode)
+SET gpuext.regression_test_mode = on;
+EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) SELECT o.x, i.w FROM pjo o JOIN pji i ON i.k = o.a;
+RESET gpuext.regression_test_mode;
+SET gpuext.ptree_gpu_batch_min = -1;
+
 DROP TABLE pji, pjo;
 DROP FUNCTION pj_battery(), pj_same(text);

@@ -30,11 +30,18 @@ static dlist_head my_requests = DLIST_STATIC_INIT(my_requests);
 
 static void destroy_task_request(uint32 task_id, bool cleanup);
 
-/* tasks (device-resident state) this backend created and must free */
+/*
+ * Tasks (device-resident state) this backend created and must free: with
+ * the resource owner they were created under, or (owner NULL) kept for the
+ * session until gx_task_destroy, the end of a transaction that aborts, or
+ * the backend's exit.  A session task lives in the service that made it
+ * (generation): a restarted service has none of them.
+ */
 typedef struct GxOwnedTask
 {
 	uint32		task_id;
 	ResourceOwner owner;
+	uint32		generation;		/* the service's, for session tasks */
 	dlist_node	node;
 } GxOwnedTask;
 
@@ -133,6 +140,19 @@ gx_request_create(Size batch_bytes)
 	pg_atomic_write_u32(&gx_slot(slot_index)->cancel, 0);
 	dlist_push_tail(&my_requests, &req->node);
 	return req;
+}
+
+/* How many of this backend's request slots are free now? */
+int
+gx_request_slots_free(void)
+{
+	int			first = MyProc->pgprocno * GX_SLOTS_PER_BACKEND;
+	int			n = 0;
+
+	for (int i = first; i < first + GX_SLOTS_PER_BACKEND; i++)
+		if (pg_atomic_read_u32(&gx_slot(i)->state) == GX_SLOT_FREE)
+			n++;
+	return n;
 }
 
 /* Hand a filled batch to the service. */
@@ -590,6 +610,159 @@ gx_rtree_task_create(const void *mirror, uint64 bytes, uint64 part, int *status,
 	return id;
 }
 
+typedef struct PtreeTaskArgs
+{
+	const void *part;
+	uint64		part_bytes;
+	uint64		total_bytes;
+	uint64		offset;
+	uint32		task_id;
+} PtreeTaskArgs;
+
+static void
+fill_ptree_part(GxBatch *b, void *arg)
+{
+	PtreeTaskArgs *a = arg;
+
+	b->reserve_bytes = a->total_bytes;
+	b->arg = a->offset;
+	b->task_id = a->task_id;
+	b->out_len = a->part_bytes;
+	memcpy(gx_batch_out(b), a->part, a->part_bytes);
+}
+
+/*
+ * Create a task holding a device copy of total_bytes of a gpuext_ptree
+ * mirror (GX_REQ_PTREE_LOAD), its first part_bytes (the header among them)
+ * sent with the request; gx_ptree_task_upload sends the rest.  Owned like
+ * gx_task_create's tasks until gx_task_keep_for_session.  Returns the task
+ * id, or 0 with *status and errmsg set.
+ */
+uint32
+gx_ptree_task_load(const void *part, uint64 part_bytes, uint64 total_bytes,
+				   int *status, char *errmsg)
+{
+	PtreeTaskArgs a = {part, part_bytes, total_bytes, 0, 0};
+
+	return run_create_request(TYPEALIGN(16, sizeof(GxBatch)) + part_bytes, GX_REQ_PTREE_LOAD,
+							  fill_ptree_part, &a, status, errmsg);
+}
+
+/*
+ * Copy bytes of a mirror to its device copy at offset (GX_REQ_PTREE_UPLOAD).
+ * Returns the status (a kernel-reported error counts as a device failure),
+ * with errmsg set when it is not GX_OK.
+ */
+int
+gx_ptree_task_upload(uint32 task_id, const void *part, uint64 offset, uint64 bytes,
+					 char *errmsg)
+{
+	PtreeTaskArgs a = {part, bytes, 0, offset, task_id};
+	GxRequest  *req;
+	int			status;
+
+	status = run_request(TYPEALIGN(16, sizeof(GxBatch)) + bytes, GX_REQ_PTREE_UPLOAD,
+						 fill_ptree_part, &a, false, &req);
+	if (status == GX_OK && req->batch->kernel_error != GX_KERR_NONE)
+	{
+		status = GX_ERR_DEVICE;
+		strlcpy(errmsg, "the GPU service rejected a part of a gpuext_ptree mirror", GX_ERRLEN);
+	}
+	else if (status != GX_OK)
+		strlcpy(errmsg, req ? req->errmsg : "no room in the gpuext DMA arena", GX_ERRLEN);
+	if (req)
+		gx_request_destroy(req);
+	return status;
+}
+
+/* This backend's record of a task, or NULL */
+static GxOwnedTask *
+owned_task(uint32 task_id)
+{
+	dlist_iter	iter;
+
+	dlist_foreach(iter, &my_tasks)
+	{
+		GxOwnedTask *t = dlist_container(GxOwnedTask, node, iter.cur);
+
+		if (t->task_id == task_id)
+			return t;
+	}
+	return NULL;
+}
+
+/* The generation of the service running now */
+static uint32
+service_generation(void)
+{
+	uint32		gen;
+
+	SpinLockAcquire(&gx_shared->mutex);
+	gen = gx_shared->generation;
+	SpinLockRelease(&gx_shared->mutex);
+	return gen;
+}
+
+/*
+ * Keep a task this backend created beyond its resource owner: until
+ * gx_task_destroy, an aborted transaction, or the backend's exit (for a
+ * gpuext_ptree mirror used by one query after another).
+ */
+void
+gx_task_keep_for_session(uint32 task_id)
+{
+	GxOwnedTask *t = owned_task(task_id);
+
+	if (t == NULL)
+		elog(ERROR, "gpuext: task %u is not this backend's", task_id);
+	t->owner = NULL;
+	t->generation = service_generation();
+}
+
+/*
+ * Is a session task still there?  Not after an aborted transaction freed
+ * it, nor once the service that held it has been replaced (its record is
+ * then forgotten: the id may name another task of the new service).
+ */
+bool
+gx_session_task_valid(uint32 task_id)
+{
+	GxOwnedTask *t = owned_task(task_id);
+
+	if (t == NULL || t->owner != NULL)
+		return false;
+	if (t->generation != service_generation())
+	{
+		dlist_delete(&t->node);
+		pfree(t);
+		return false;
+	}
+	return true;
+}
+
+/*
+ * Free every session task (cleanup mode: bounded waits, no errors), those
+ * of a replaced service only forgotten
+ */
+static void
+release_session_tasks(void)
+{
+	dlist_mutable_iter iter;
+	uint32		gen = service_generation();
+
+	dlist_foreach_modify(iter, &my_tasks)
+	{
+		GxOwnedTask *t = dlist_container(GxOwnedTask, node, iter.cur);
+
+		if (t->owner != NULL)
+			continue;
+		if (t->generation == gen)
+			destroy_task_request(t->task_id, true);
+		dlist_delete(&t->node);
+		pfree(t);
+	}
+}
+
 static void
 fill_task_id(GxBatch *b, void *arg)
 {
@@ -613,10 +786,14 @@ void
 gx_task_destroy(uint32 task_id)
 {
 	dlist_mutable_iter iter;
+	GxOwnedTask *own;
 
 	if (task_id == 0)
 		return;
-	destroy_task_request(task_id, false);
+	own = owned_task(task_id);
+	/* (a session task of a service since replaced is gone with it) */
+	if (own == NULL || own->owner != NULL || gx_session_task_valid(task_id))
+		destroy_task_request(task_id, false);
 	dlist_foreach_modify(iter, &my_tasks)
 	{
 		GxOwnedTask *t = dlist_container(GxOwnedTask, node, iter.cur);
@@ -683,7 +860,8 @@ gx_task_fetch(uint32 task_id, uint64 first, uint64 nslots, uint32 entry_size,
 /*
  * Resource owner callback: free the requests (and tasks) of the owner
  * being released.  On commit a request still held is a bug in a node's
- * cleanup: say so.
+ * cleanup: say so.  A transaction that aborts also frees the session's
+ * tasks (device memory is never kept past an error).
  */
 static void
 release_requests(ResourceReleasePhase phase, bool isCommit, bool isTopLevel, void *arg)
@@ -713,9 +891,15 @@ release_requests(ResourceReleasePhase phase, bool isCommit, bool isTopLevel, voi
 		dlist_delete(&t->node);
 		pfree(t);
 	}
+	if (!isCommit && isTopLevel && CurrentResourceOwner == TopTransactionResourceOwner)
+		release_session_tasks();
 }
 
-/* Process exit (FATAL, pg_terminate_backend): release everything. */
+/*
+ * Process exit (FATAL, pg_terminate_backend): release every request, and
+ * the session's tasks (the service would free them too, once it sees the
+ * process gone, but later).
+ */
 static void
 release_all_requests(int code, Datum arg)
 {
@@ -725,6 +909,7 @@ release_all_requests(int code, Datum arg)
 		return;
 	dlist_foreach_modify(iter, &my_requests)
 		gx_request_destroy(dlist_container(GxRequest, node, iter.cur));
+	release_session_tasks();
 }
 
 /* Install the callbacks; from _PG_init under shared_preload_libraries. */

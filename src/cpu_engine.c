@@ -24,6 +24,7 @@
 #include "gx_agg.h"
 #include "gx_join.h"
 #include "gx_rtree.h"
+#include "gx_ptree.h"
 
 
 /* The page of a page reference, in shared buffers. */
@@ -101,7 +102,8 @@ cpu_scan(GxBatch *batch)
 
 /*
  * Group tables of the CPU engine live in backend memory; batches name them
- * by an id, as GPU batches name a task.  A slot is freed by
+ * by an id, as GPU batches name a task (join tables and gpuext_ptree
+ * mirrors are registered the same way).  A slot is freed by
  * gx_cpu_table_unregister, or when the memory context that holds the table
  * goes away (an error or a cancel ends the query before the node's end
  * runs): each registration carries a serial so that a late callback never
@@ -347,6 +349,32 @@ cpu_rtree_search(GxBatch *batch)
 	pfree(next);
 }
 
+/*
+ * GX_REQ_PTREE_LOOKUP: look every probe of the batch up in a gpuext_ptree
+ * mirror, the kernel's per-probe step.  The CPU engine reads the backend's
+ * own mirror, registered under arg2 (task_id names the device copy, which
+ * only the GPU reads), so a batch the GPU failed on runs here as it is.
+ */
+static void
+cpu_ptree_lookup(GxBatch *batch)
+{
+	const GxPtreeMirror *m = cpu_table_of(batch->arg2);
+	const uint32 *area = (const uint32 *) ((const char *) batch + batch->program_offset);
+	int64_t    *out = (int64_t *) gx_batch_out(batch);
+	uint64		n = batch->arg;
+
+	if (m == NULL || n >= PG_UINT32_MAX || !gx_ptree_probes_ok((uint32) n, batch->program_len) ||
+		batch->out_len < n * sizeof(int64))
+		elog(ERROR, "gpuext: malformed gpuext_ptree lookup batch");
+	for (uint32 i = 0; i < n; i++)
+	{
+		if ((i & 4095) == 4095)
+			CHECK_FOR_INTERRUPTS();
+		if (!gx_ptree_probe(m, area, batch->program_len, (uint32) n, i, out))
+			elog(ERROR, "gpuext: malformed gpuext_ptree lookup batch");
+	}
+}
+
 /* Run one batch to completion in this backend. */
 void
 gx_cpu_run_batch(GxBatch *batch)
@@ -373,6 +401,9 @@ gx_cpu_run_batch(GxBatch *batch)
 			break;
 		case GX_REQ_RTREE_SEARCH:
 			cpu_rtree_search(batch);
+			break;
+		case GX_REQ_PTREE_LOOKUP:
+			cpu_ptree_lookup(batch);
 			break;
 		default:
 			elog(ERROR, "gpuext: unknown batch kind %u", batch->kind);

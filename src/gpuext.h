@@ -201,6 +201,7 @@ typedef struct GxRequest
 
 extern bool gx_service_has_gpu(const char **why);
 extern GxRequest *gx_request_create(Size batch_bytes);
+extern int	gx_request_slots_free(void);
 extern void gx_request_submit(GxRequest *req, int kind);
 extern int	gx_request_wait(GxRequest *req);
 extern void gx_request_destroy(GxRequest *req);
@@ -221,6 +222,12 @@ extern uint32 gx_rtree_task_create(const void *mirror, uint64 bytes, uint64 part
 								   int *status, char *errmsg);
 extern int	gx_task_fetch(uint32 task_id, uint64 first, uint64 nslots, uint32 entry_size,
 						  void *dest, uint64 *count, void *header, char *errmsg);
+extern uint32 gx_ptree_task_load(const void *part, uint64 part_bytes, uint64 total_bytes,
+								 int *status, char *errmsg);
+extern int	gx_ptree_task_upload(uint32 task_id, const void *part, uint64 offset, uint64 bytes,
+								 char *errmsg);
+extern void gx_task_keep_for_session(uint32 task_id);
+extern bool gx_session_task_valid(uint32 task_id);
 extern void gx_client_attach(void);
 extern void gx_check_itemid_layout(void);
 

@@ -129,6 +129,11 @@ gx_ptree_init(void)
 							"Batches against larger indexes descend the directory once per key; 0 never builds mirrors.",
 							&ptree_mirror_max_mb, 256, 0, INT_MAX / 2,
 							PGC_USERSET, GUC_UNIT_MB, NULL, NULL, NULL);
+	DefineCustomIntVariable("gpuext.ptree_gpu_batch_min",
+							"gpuext_ptree batched lookups of at least this many keys run on the GPU when there is one.",
+							"Smaller ones run on the CPU engine (any size with gpuext.force_offload); 0 never uses the GPU.",
+							&ptree_gpu_batch_min, 1024, 0, INT_MAX,
+							PGC_USERSET, 0, NULL, NULL, NULL);
 }
 
 /*

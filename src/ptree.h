@@ -21,6 +21,8 @@
 #include "storage/bufmgr.h"
 #include "utils/rel.h"
 
+#include "gpuext.h"
+
 #define PTREE_MAGIC			0x50545245	/* "PTRE" */
 #define PTREE_VERSION		1
 #define PTREE_METAPAGE_BLKNO	0
@@ -163,12 +165,32 @@ extern int	ptree_batch_min;
 extern int	ptree_mirror_max_mb;
 extern bool ptree_mirror_fits(PtreeMetaData *meta);
 extern struct GxPtreeMirror *ptree_mirror_get(Relation index, PtreeMetaData *meta, bool hold);
-extern void ptree_mirror_lookup(const struct GxPtreeMirror *m, const PtreeKey *probes, int n, int64 *out);
 extern void ptree_mirror_key(const struct GxPtreeMirror *m, int64 i, PtreeKey *key,
 							 const uint64 **tids, int64 *ntids);
 
-extern void ptree_lookup_batch(Relation index, const PtreeKey *probes, const bool *valid, int n,
-							   int64 **tidoff, ItemPointerData **tids);
+/*
+ * ptree_device.c: where the batched lookups of a node (a scan, a join)
+ * run: the GPU or the CPU engine, decided at its first batch worth the GPU
+ */
+typedef struct PtreeEngine
+{
+	GxEngine	engine;			/* lookups large enough for the GPU */
+	GxEngine	cpu;			/* lookups that stay on the CPU engine */
+	bool		started;		/* engine decided */
+	bool		cpu_started;	/* cpu started */
+	bool		no_device;		/* no device copy (too large, a failure): CPU from then on */
+} PtreeEngine;
+
+struct ExplainState;
+extern int	ptree_gpu_batch_min;
+extern void ptree_engine_init(PtreeEngine *pe);
+extern void ptree_lookup_probes(PtreeEngine *pe, const struct GxPtreeMirror *m,
+								const PtreeKey *probes, int n, int64 *out, bool hold);
+extern void ptree_device_forget(const struct GxPtreeMirror *m);
+extern void ptree_engine_explain(PtreeEngine *pe, struct ExplainState *es);
+
+extern void ptree_lookup_batch(Relation index, PtreeEngine *pe, const PtreeKey *probes,
+							   const bool *valid, int n, int64 **tidoff, ItemPointerData **tids);
 
 /* ptree_join.c */
 extern bool ptree_enable_join;

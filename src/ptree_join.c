@@ -6,10 +6,11 @@
  * For an inner join of any outer path with a table that has a gpuext_ptree
  * index on a column compared by = with an expression of the outer side,
  * the node reads up to gpuext.ptree_join_batch outer rows, computes their
- * keys, looks them all up at once (the index's prefix-tree mirror for main
- * and one pass over the delta: ptree_lookup_batch), then fetches the inner
- * rows of each outer row's TIDs, checks the remaining join quals and
- * projects.  Output order is the outer order, as a nested loop's.
+ * keys, looks them all up at once (the index's prefix-tree mirror for main,
+ * on the GPU when the batch is large enough, and one pass over the delta:
+ * ptree_lookup_batch), then fetches the inner rows of each outer row's
+ * TIDs, checks the remaining join quals and projects.  Output order is the
+ * outer order, as a nested loop's.
  *
  * The scan tuple is custom_scan_tlist: the outer Vars, then the inner
  * Vars, that the target list, the quals and the key expression need
@@ -86,6 +87,7 @@ typedef struct PtreeJoinState
 	ItemPointerData *tids;
 	int64		curtid;
 	bool		outer_done;
+	PtreeEngine engine;			/* where the lookups run */
 	/* for EXPLAIN ANALYZE */
 	int64		batches;
 	int64		probes;
@@ -402,6 +404,7 @@ ptree_join_begin(CustomScanState *node, EState *estate, int eflags)
 	pj->nouter = 0;
 	pj->cur = 0;
 	pj->outer_done = false;
+	ptree_engine_init(&pj->engine);
 }
 
 /*
@@ -485,7 +488,7 @@ ptree_join_next_batch(PtreeJoinState *pj)
 	if (n == 0)
 		return false;
 	old = MemoryContextSwitchTo(pj->batch_ctx);
-	ptree_lookup_batch(pj->index, probes, valid, n, &pj->tidoff, &pj->tids);
+	ptree_lookup_batch(pj->index, &pj->engine, probes, valid, n, &pj->tidoff, &pj->tids);
 	MemoryContextSwitchTo(old);
 	pj->curtid = pj->tidoff[0];
 	ExecStoreMinimalTuple(pj->outer[0], pj->outerslot, false);
@@ -602,6 +605,7 @@ ptree_join_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 		ExplainPropertyInteger("Batches", NULL, pj->batches, es);
 		ExplainPropertyInteger("Probes", NULL, pj->probes, es);
 	}
+	ptree_engine_explain(&pj->engine, es);
 }
 
 /*

@@ -2,14 +2,15 @@
  * ptree_mirror.c
  *		gpuext_ptree: the prefix-tree mirror of an index's main structure
  *		(layout and lookup in cuda/gx_ptree.h), built in the backend and
- *		kept per backend, and batched lookups on the CPU engine.
+ *		kept per backend, and the batched lookups of a join.
  *
  * A scan with an = ANY(array) key of at least gpuext.ptree_batch_min
  * elements looks all of them up in one batch against the mirror instead
  * of descending the directory once per element.  The mirror belongs to one
  * generation of the index (whose main pages never change): any merge (and
- * so any VACUUM) makes a new generation, and the next batch rebuilds it.  The CUDA kernel that runs
- * the same lookups (cuda/ptree.cu) is not yet called by the GPU service.
+ * so any VACUUM) makes a new generation, and the next batch rebuilds it.
+ * The lookups themselves run on the GPU (a device copy of the mirror) or
+ * on the CPU engine: src/ptree_device.c.
  *
  * IDENTIFICATION
  *		src/ptree_mirror.c
@@ -264,6 +265,13 @@ ptree_mirror_build(Relation index, PtreeMetaData *meta, bool hold)
 	}
 	MemoryContextSwitchTo(old);
 	MemoryContextDelete(tmp);
+	/* the check the GPU service makes when it loads a device copy */
+	if (!gx_ptree_mirror_ok(m, gx_ptree_lookup_bytes(m)))
+	{
+		pfree(m);
+		elog(ERROR, "gpuext_ptree: the mirror of index \"%s\" is malformed",
+			 RelationGetRelationName(index));
+	}
 	return m;
 }
 
@@ -310,7 +318,10 @@ ptree_mirror_get(Relation index, PtreeMetaData *meta, bool hold)
 	e = &mirror_cache[mirror_next];
 	mirror_next = (mirror_next + 1) % PTREE_MIRROR_CACHE;
 	if (e->mirror)
+	{
+		ptree_device_forget(e->mirror);
 		pfree(e->mirror);
+	}
 	e->mirror = m;
 	e->relid = RelationGetRelid(index);
 	e->node = index->rd_node;
@@ -319,39 +330,6 @@ ptree_mirror_get(Relation index, PtreeMetaData *meta, bool hold)
 	e->merges = meta->merges;
 	e->main_tids = meta->main_tids;
 	return e->mirror;
-}
-
-/*
- * Look up n probe keys in one batch on the CPU engine: out[i] is the
- * mirror's index of probe i's key, or -1
- */
-void
-ptree_mirror_lookup(const GxPtreeMirror *m, const PtreeKey *probes, int n, int64 *out)
-{
-	uint32	   *off = palloc(sizeof(uint32) * (n + 1));
-	Size		bytes = 0;
-	unsigned char *packed;
-	int			i;
-
-	for (i = 0; i < n; i++)
-		bytes += probes[i].len;
-	packed = palloc(Max(bytes, 1));
-	bytes = 0;
-	for (i = 0; i < n; i++)
-	{
-		off[i] = (uint32) bytes;
-		memcpy(packed + bytes, probes[i].data, probes[i].len);
-		bytes += probes[i].len;
-	}
-	off[n] = (uint32) bytes;
-	for (i = 0; i < n; i++)
-	{
-		if ((i & 4095) == 0)
-			CHECK_FOR_INTERRUPTS();
-		gx_ptree_probe(m, packed, off, (uint32_t) i, (int64_t *) out);
-	}
-	pfree(off);
-	pfree(packed);
 }
 
 /*
@@ -381,15 +359,15 @@ ptree_probe_cmp(const void *a, const void *b, void *arg)
 
 /*
  * Look n probe keys up at once (those with valid[i]), for a batched join:
- * main through the mirror, the delta in one pass.  Returns, in the current
+ * main through the mirror (on the engine of pe), the delta in one pass.  Returns, in the current
  * memory context, tidoff[n + 1] and the TIDs, probe i's being
  * tids[tidoff[i] .. tidoff[i + 1]).  Like a scan, it reads the generation
  * it found in the metapage without holding it, and starts again if that
  * generation is replaced under it (after three times, it holds it).
  */
 void
-ptree_lookup_batch(Relation index, const PtreeKey *probes, const bool *valid, int n,
-				   int64 **tidoff_out, ItemPointerData **tids_out)
+ptree_lookup_batch(Relation index, PtreeEngine *pe, const PtreeKey *probes, const bool *valid,
+				   int n, int64 **tidoff_out, ItemPointerData **tids_out)
 {
 	int			attempt;
 
@@ -455,7 +433,7 @@ ptree_lookup_batch(Relation index, const PtreeKey *probes, const bool *valid, in
 
 				for (i = 0; i < nvalid; i++)
 					vp[i] = probes[order[i]];
-				ptree_mirror_lookup(m, vp, nvalid, vf);
+				ptree_lookup_probes(pe, m, vp, nvalid, vf, hold);
 				for (i = 0; i < nvalid; i++)
 					found[order[i]] = vf[i];
 				pfree(vp);
@@ -463,10 +441,10 @@ ptree_lookup_batch(Relation index, const PtreeKey *probes, const bool *valid, in
 			}
 		}
 
-		/* the delta: every entry against the sorted probes */
-		if (nvalid > 1)
-			qsort_arg(order, nvalid, sizeof(int), ptree_probe_cmp, (void *) probes);
+		/* the delta: every entry against the sorted probes (no delta: no sort) */
 		blkno = changed ? InvalidBlockNumber : meta.delta_head;
+		if (nvalid > 1 && BlockNumberIsValid(blkno))
+			qsort_arg(order, nvalid, sizeof(int), ptree_probe_cmp, (void *) probes);
 		while (BlockNumberIsValid(blkno) && nvalid > 0)
 		{
 			Buffer		buf;

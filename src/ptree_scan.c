@@ -58,6 +58,7 @@ typedef struct PtreeScanOpaqueData
 	int64		ntids;
 	int64		maxtids;
 	int64		next;
+	PtreeEngine engine;			/* where = ANY batches are looked up */
 } PtreeScanOpaqueData;
 
 typedef PtreeScanOpaqueData *PtreeScanOpaque;
@@ -87,6 +88,7 @@ ptreebeginscan(Relation index, int nkeys, int norderbys)
 
 	so->ctx = AllocSetContextCreate(CurrentMemoryContext, "gpuext_ptree scan",
 									ALLOCSET_DEFAULT_SIZES);
+	ptree_engine_init(&so->engine);
 	scan->opaque = so;
 	return scan;
 }
@@ -495,7 +497,7 @@ ptree_main_lookup(Relation index, PtreeMetaData *meta, bool hold, const PtreeKey
 
 /*
  * Look the elements of an = ANY key up in one batch in the index's
- * prefix-tree mirror (the CPU engine runs the lookups of cuda/gx_ptree.h)
+ * prefix-tree mirror (on the GPU or the CPU engine: ptree_device.c)
  */
 static void
 ptree_scan_batch(Relation index, PtreeScanOpaque so, PtreeMetaData *meta, PtreeScanKey *pk)
@@ -512,7 +514,7 @@ ptree_scan_batch(Relation index, PtreeScanOpaque so, PtreeMetaData *meta, PtreeS
 		return;
 	}
 	found = palloc(sizeof(int64) * pk->nelems);
-	ptree_mirror_lookup(m, pk->elems, pk->nelems, found);
+	ptree_lookup_probes(&so->engine, m, pk->elems, pk->nelems, found, so->hold);
 	for (i = 0; i < pk->nelems; i++)
 	{
 		PtreeKey	key;

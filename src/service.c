@@ -17,6 +17,7 @@
  *-------------------------------------------------------------------------
  */
 #include "gpuext.h"
+#include "gx_ptree.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -38,13 +39,15 @@
 /* a request the service has started on a device */
 /*
  * A task: device memory that outlives one request (a group table), used
- * by the requests of one query, possibly from several processes.  It
- * belongs to the process that created it; the service frees it when asked,
- * or when that process is gone.
+ * by the requests of one query, possibly from several processes (or, for
+ * a gpuext_ptree mirror, by one backend from query to query).  It belongs
+ * to the process that created it; the service frees it when asked, or
+ * when that process is gone.
  */
 typedef struct ServiceTask
 {
 	uint32		id;				/* 0: slot unused */
+	int			kind;			/* the GxRequestKind that created it */
 	int			device;
 	void	   *mem;			/* NULL once lost in a device reset */
 	uint64		bytes;
@@ -53,7 +56,11 @@ typedef struct ServiceTask
 	bool		destroy_pending;
 } ServiceTask;
 
-#define GX_MAX_TASKS 256
+/*
+ * Tasks at once, over every backend: each backend may keep up to 4
+ * gpuext_ptree mirrors between queries besides its queries' own tasks
+ */
+#define GX_MAX_TASKS 1024
 
 /* a request the service has started on a device */
 typedef struct Inflight
@@ -208,6 +215,12 @@ scratch_needed(GxBatch *b, int kind)
 			/* visit lists, counters (checked by rtree_request_ok) */
 			return gx_rt_search_scratch_bytes((const GxRtSearch *) ((char *) b + b->program_offset),
 											  b->program_len);
+		case GX_REQ_PTREE_LOOKUP:
+			/* the probes, then the results (a malformed count: the launch says so) */
+			if (b->arg == 0 || b->arg >= PG_UINT32_MAX ||
+				!gx_ptree_probes_ok((uint32) b->arg, b->program_len))
+				return 256;
+			return gx_ptree_lookup_scratch(b->program_len, b->arg);
 		default:
 			return 0;
 	}
@@ -352,6 +365,27 @@ start_task_request(uint32 slot_index, GxSlot *s, GxBatch *b, ServiceTask **task_
 		finish_request(slot_index, GX_ERR_BAD_REQUEST, "no such GPU task", 0);
 		return true;
 	}
+	if (s->kind == GX_REQ_TASK_DESTROY)
+	{
+		/* a gpuext_ptree mirror is freed by its own backend only */
+		if (t->kind == GX_REQ_PTREE_LOAD && t->owner_pid != s->owner_pid)
+		{
+			finish_request(slot_index, GX_ERR_BAD_REQUEST, "the GPU task is not a mirror of this backend", 0);
+			return true;
+		}
+		/* (a task lost in a device reset still has its slot to free) */
+		gx_capture_request(GX_REQ_TASK_DESTROY, NULL, 0, 0, t->id, 0);
+		release_task(t);
+		finish_request(slot_index, GX_OK, NULL, 0);
+		return true;
+	}
+	/* a gpuext_ptree mirror is used by its own backend only, as a mirror */
+	if (gx_kind_owner_only(s->kind) &&
+		(t->owner_pid != s->owner_pid || t->kind != GX_REQ_PTREE_LOAD))
+	{
+		finish_request(slot_index, GX_ERR_BAD_REQUEST, "the GPU task is not a mirror of this backend", 0);
+		return true;
+	}
 	if (t->mem == NULL)
 	{
 		finish_request(slot_index, GX_ERR_DEVICE, "the GPU task was lost in a device reset", 0);
@@ -360,13 +394,6 @@ start_task_request(uint32 slot_index, GxSlot *s, GxBatch *b, ServiceTask **task_
 	if (!rtree_request_ok(s->kind, b, t))
 	{
 		finish_request(slot_index, GX_ERR_BAD_REQUEST, "malformed gpuext_gist request", 0);
-		return true;
-	}
-	if (s->kind == GX_REQ_TASK_DESTROY)
-	{
-		gx_capture_request(GX_REQ_TASK_DESTROY, NULL, 0, 0, t->id, 0);
-		release_task(t);
-		finish_request(slot_index, GX_OK, NULL, 0);
 		return true;
 	}
 	*task_out = t;
@@ -519,6 +546,7 @@ start_request(uint32 slot_index)
 		task->id = next_task_id++;
 		if (next_task_id == 0)
 			next_task_id = 1;
+		task->kind = s->kind;
 		task->device = dev;
 		task->mem = f->scratch;
 		task->bytes = f->scratch_bytes;
@@ -557,6 +585,7 @@ start_request(uint32 slot_index)
 	l.scratch_dev = f->scratch;
 	l.scratch_bytes = f->scratch_bytes;
 	l.task_dev = task ? task->mem : NULL;
+	l.task_bytes = task ? task->bytes : 0;
 	l.task2_dev = f->task2 ? f->task2->mem : NULL;
 	if (gx_kind_creates_task(s->kind))
 	{

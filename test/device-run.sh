@@ -12,6 +12,9 @@
 #       once with the service's requests recorded, then replayed under each
 #       tool; the logs packed as $OUT/sanitize-logs.tar.xz.  SANITIZE_STRIDE
 #       samples the replay of the tools other than memcheck.
+#   bash test/device-run.sh index
+#       the index benchmarks test/bench/ptree.sh (PTREE_ROWS, default 10M)
+#       and test/bench/gist.sh (GIST_ROWS 2M, GIST_QUERIES 20K, GIST_REPS 1).
 #   bash test/device-run.sh bench TAG [VAR=VALUE ...]
 #       one make bench with those variables (e.g. SCALE=10 QUERIES=ssb); its
 #       output folder packed as $OUT/TAG.tar.xz.
@@ -29,7 +32,7 @@ T0=$(date +%s)
 elapsed() { echo $(($(date +%s) - T0)); }
 
 case "${1:-}" in
-  tests|bench|sanitize) ;;
+  tests|bench|sanitize|index) ;;
   *) sed -n '2,/^set -u/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 2 ;;
 esac
 if ! command -v pg_config >/dev/null; then
@@ -79,6 +82,18 @@ case "${1:-}" in
     d=$(ls -td /tmp/gpuext-"${tools// /-}".* 2>/dev/null | head -1)
     [ -n "$d" ] && tar -C "$d" -cJf "$OUT/sanitize-logs.tar.xz" --exclude=capture . 2>/dev/null
     exit $rc
+    ;;
+  index)
+    # the index benchmarks: PTREE_ROWS, GIST_ROWS GIST_QUERIES GIST_REPS
+    make -j"$(nproc)" -s >/tmp/build.log 2>&1 || { cat /tmp/build.log; exit 1; }
+    BENCH_CONF="shared_buffers = 16GB" timeout "${PTREE_LIMIT:-280}" \
+      bash test/bench/ptree.sh "${PTREE_ROWS:-10000000}" >"$OUT/ptree-bench.log" 2>&1
+    echo "ptree bench rc=$? after $(elapsed) s"
+    grep -vE "^(DROP|CREATE|INSERT|SET|RESET|VACUUM|SELECT [0-9]+)" "$OUT/ptree-bench.log" | tail -70
+    timeout "${GIST_LIMIT:-280}" bash test/bench/gist.sh "${GIST_ROWS:-2000000}" \
+      "${GIST_QUERIES:-20000}" "${GIST_REPS:-1}" >"$OUT/gist-bench.log" 2>&1
+    echo "gist bench rc=$? after $(elapsed) s"
+    tail -40 "$OUT/gist-bench.log"
     ;;
   bench)
     TAG=${2:?usage: device-run.sh bench TAG [VAR=VALUE ...]}

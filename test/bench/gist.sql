@@ -67,6 +67,8 @@ BEGIN
   RESET enable_hashjoin; RESET enable_mergejoin; RESET enable_material;
   RESET enable_nestloop; RESET gpuext.enable_gist_join;
   RESET gpuext.gist_join_batch; SET gpuext.enabled = off;
+  SET max_parallel_workers_per_gather = 0; RESET parallel_setup_cost;
+  RESET parallel_tuple_cost; RESET min_parallel_table_scan_size;
   INSERT INTO gb_times VALUES (case_name, method, best, n);
 END
 $f$;
@@ -75,6 +77,10 @@ $f$;
 SELECT pg_temp.gb_time('batch && ANY', 'gist bitmap',
   'SELECT count(*) FROM gb_gist WHERE bx && ANY ((SELECT array_agg(qb) FROM gb_q)::box[])',
   'SET enable_seqscan = off', :reps);
+SELECT pg_temp.gb_time('batch && ANY', 'gist bitmap, 8 workers',
+  'SELECT count(*) FROM gb_gist WHERE bx && ANY ((SELECT array_agg(qb) FROM gb_q)::box[])',
+  'SET enable_seqscan = off; SET max_parallel_workers_per_gather = 8; '
+  'SET parallel_setup_cost = 0; SET parallel_tuple_cost = 0; SET min_parallel_table_scan_size = 0', :reps);
 SELECT pg_temp.gb_time('batch && ANY', 'gpuext_gist bitmap',
   'SELECT count(*) FROM gb_gx WHERE bx && ANY ((SELECT array_agg(qb) FROM gb_q)::box[])',
   'SET enable_seqscan = off; SET enable_indexscan = off', :reps);
@@ -92,6 +98,11 @@ SELECT pg_temp.gb_time('batch && ANY', 'seq scan',
 SELECT pg_temp.gb_time('join q && t', 'gist nested loop',
   'SELECT count(*) FROM gb_q q JOIN gb_gist t ON t.bx && q.qb',
   'SET enable_seqscan = off; SET enable_bitmapscan = off; SET enable_material = off', :reps);
+SELECT pg_temp.gb_time('join q && t', 'gist nested loop, 8 workers',
+  'SELECT count(*) FROM gb_q q JOIN gb_gist t ON t.bx && q.qb',
+  'SET enable_seqscan = off; SET enable_bitmapscan = off; SET enable_material = off; '
+  'SET max_parallel_workers_per_gather = 8; SET parallel_setup_cost = 0; '
+  'SET parallel_tuple_cost = 0; SET min_parallel_table_scan_size = 0', :reps);
 SELECT pg_temp.gb_time('join q && t', 'gpuext_gist nested loop',
   'SELECT count(*) FROM gb_q q JOIN gb_gx t ON t.bx && q.qb',
   'SET enable_seqscan = off; SET enable_bitmapscan = off; SET enable_material = off; SET gpuext.enable_gist_join = off', :reps);

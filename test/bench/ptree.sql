@@ -39,6 +39,13 @@ SELECT count(*), sum(i) FROM bpt_ptree WHERE k = ANY(ARRAY(SELECT g::int8 * 7 FR
 \echo == = ANY, 100000 keys
 SELECT count(*), sum(i) FROM bpt_btree WHERE k = ANY(ARRAY(SELECT g::int8 * 7 FROM generate_series(1, 100000) g));
 SELECT count(*), sum(i) FROM bpt_ptree WHERE k = ANY(ARRAY(SELECT g::int8 * 7 FROM generate_series(1, 100000) g));
+\echo == = ANY, 100000 keys, gpuext on (the batch on the GPU when the service has one)
+SET gpuext.enabled = on;
+SET gpuext.enable_gpuscan = off;
+SET gpuext.enable_gpuagg = off;
+SELECT count(*), sum(i) FROM bpt_ptree WHERE k = ANY(ARRAY(SELECT g::int8 * 7 FROM generate_series(1, 100000) g));
+SELECT count(*), sum(i) FROM bpt_ptree WHERE k = ANY(ARRAY(SELECT g::int8 * 7 FROM generate_series(1, 100000) g));
+SET gpuext.enabled = off;
 \echo == = ANY, 10000 text keys
 SELECT count(*), sum(i) FROM bpt_btree WHERE t = ANY(ARRAY(SELECT 'key' || g * 3 FROM generate_series(1, 10000) g));
 SELECT count(*), sum(i) FROM bpt_ptree WHERE t = ANY(ARRAY(SELECT 'key' || g * 3 FROM generate_series(1, 10000) g));
@@ -53,7 +60,17 @@ SET gpuext.enable_gpuscan = off;
 SET gpuext.enable_gpuagg = off;
 EXPLAIN (COSTS OFF) SELECT count(*), sum(b.i) FROM bpt_probes p JOIN bpt_ptree b ON b.k = p.k;
 SELECT count(*), sum(b.i) FROM bpt_probes p JOIN bpt_ptree b ON b.k = p.k;
+SELECT count(*), sum(b.i) FROM bpt_probes p JOIN bpt_ptree b ON b.k = p.k;
 SET gpuext.enabled = off;
+\echo == the best stock plan for the join: hash join, serial and with 8 workers
+RESET enable_seqscan;
+RESET enable_hashjoin;
+SELECT count(*), sum(b.i) FROM bpt_probes p JOIN bpt_btree b ON b.k = p.k;
+SET max_parallel_workers_per_gather = 8;
+SELECT count(*), sum(b.i) FROM bpt_probes p JOIN bpt_btree b ON b.k = p.k;
+SET max_parallel_workers_per_gather = 0;
+SET enable_seqscan = off;
+SET enable_hashjoin = off;
 \echo == after 2 percent more rows (the ptree delta, merged every 32 pages)
 \timing on
 INSERT INTO bpt_btree SELECT g::int8 * 3 + 1, g % 100000, 'new' || g, '' FROM generate_series(1, :rows / 50) g;

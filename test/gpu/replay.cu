@@ -38,7 +38,8 @@
 static const char *kind_names[GX_REQ_KIND_MAX] = {
 	"?", "noop", "page_count", "sleep", "scan", "task_create", "agg",
 	"task_fetch", "task_destroy", "calibrate", "join_build", "join",
-	"rtree_load", "rtree_fill", "rtree_search"
+	"rtree_load", "rtree_fill", "rtree_search",
+	"ptree_load", "ptree_upload", "ptree_lookup"
 };
 
 /* page-aligned host memory of 'bytes', registered for the device */
@@ -170,6 +171,7 @@ main(int argc, char **argv)
 		GxCaptureFileHeader h;
 		GxCaptureRecord r;
 		std::map<uint32_t, void *> tasks;	/* captured task id: device memory */
+		std::map<uint32_t, uint64_t> task_bytes;	/* and its size */
 
 		if (f == NULL || !read_all(f, &h, sizeof(h)))
 			return 2;
@@ -195,6 +197,7 @@ main(int argc, char **argv)
 				{
 					gxr_free(0, tasks[r.task_id]);
 					tasks.erase(r.task_id);
+					task_bytes.erase(r.task_id);
 				}
 				count[r.kind]++;
 				continue;
@@ -230,6 +233,8 @@ main(int argc, char **argv)
 			l.scratch_bytes = r.scratch_bytes;
 			/* as the service does: a create's task is its own memory */
 			l.task_dev = creates ? scratch : (tasks.count(r.task_id) ? tasks[r.task_id] : NULL);
+			l.task_bytes = creates ? r.scratch_bytes :
+				(task_bytes.count(r.task_id) ? task_bytes[r.task_id] : 0);
 			l.task2_dev = tasks.count(r.task2_id) ? tasks[r.task2_id] : NULL;
 			batch->abort_flag = 0;
 			batch->kernel_error = GX_KERR_NONE;
@@ -251,7 +256,10 @@ main(int argc, char **argv)
 			if (++replayed % 1000 == 0)
 				printf("gpuext-replay: %ld requests replayed (%s)\n", replayed, what);
 			if (creates)
+			{
 				tasks[r.task_id] = scratch;		/* the task's memory */
+				task_bytes[r.task_id] = r.scratch_bytes;
+			}
 			else
 				gxr_free(0, scratch);
 		}
