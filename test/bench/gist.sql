@@ -70,6 +70,8 @@ BEGIN
   SET max_parallel_workers_per_gather = 0; RESET parallel_setup_cost;
   RESET parallel_tuple_cost; RESET min_parallel_table_scan_size;
   INSERT INTO gb_times VALUES (case_name, method, best, n);
+  -- each result as it comes (a run cut short still reports what it measured)
+  RAISE WARNING 'result: % | % | % ms | % rows', case_name, method, round(best::numeric, 2), n;
 END
 $f$;
 
@@ -90,9 +92,6 @@ SELECT pg_temp.gb_time('batch && ANY', 'gpuext_gist bitmap, gpuext on (GPU if an
 SELECT pg_temp.gb_time('batch && ANY', 'gpuext_gist index',
   'SELECT count(*) FROM gb_gx WHERE bx && ANY ((SELECT array_agg(qb) FROM gb_q)::box[])',
   'SET enable_seqscan = off; SET enable_bitmapscan = off', :reps);
-SELECT pg_temp.gb_time('batch && ANY', 'seq scan',
-  'SELECT count(*) FROM gb_gx WHERE bx && ANY ((SELECT array_agg(qb) FROM gb_q)::box[])',
-  'SET enable_indexscan = off; SET enable_bitmapscan = off', 1);
 
 -- 2. a spatial join: every (window, row) pair that overlaps
 SELECT pg_temp.gb_time('join q && t', 'gist nested loop',
