@@ -545,84 +545,20 @@ gx_join_task_create(const void *tables, uint64 bytes, uint64 rows, uint32 near_t
 							  fill_join_build, &a, status, errmsg);
 }
 
-typedef struct RtreePartArgs
-{
-	const char *part;
-	uint64		len;
-	uint64		offset;			/* in the task */
-	uint64		total;			/* the whole mirror (load) */
-	uint32		task_id;		/* (fill) */
-} RtreePartArgs;
-
-static void
-fill_rtree_part(GxBatch *b, void *arg)
-{
-	RtreePartArgs *a = arg;
-
-	b->reserve_bytes = a->total;
-	b->arg = a->offset;
-	b->task_id = a->task_id;
-	b->out_len = a->len;
-	memcpy(gx_batch_out(b), a->part, a->len);
-}
-
-/*
- * Create a task holding a gpuext_gist tree mirror of 'bytes' (the block of
- * cuda/gx_rtree.h): GX_REQ_RTREE_LOAD reserves it and copies the first
- * part, GX_REQ_RTREE_FILL the others, 'part' bytes at a time through the
- * DMA arena.  Owned like gx_task_create's tasks.  Returns the task id, or
- * 0 with *status and errmsg set (a part that fails frees the task).
- */
-uint32
-gx_rtree_task_create(const void *mirror, uint64 bytes, uint64 part, int *status, char *errmsg)
-{
-	RtreePartArgs a;
-	uint32		id;
-
-	a.part = mirror;
-	a.len = Min(bytes, part);
-	a.offset = 0;
-	a.total = bytes;
-	a.task_id = 0;
-	id = run_create_request(TYPEALIGN(16, sizeof(GxBatch)) + a.len, GX_REQ_RTREE_LOAD,
-							fill_rtree_part, &a, status, errmsg);
-	if (id == 0)
-		return 0;
-	for (a.offset = a.len; a.offset < bytes; a.offset += a.len)
-	{
-		GxRequest  *req;
-
-		a.part = (const char *) mirror + a.offset;
-		a.len = Min(bytes - a.offset, part);
-		a.task_id = id;
-		*status = run_request(TYPEALIGN(16, sizeof(GxBatch)) + a.len, GX_REQ_RTREE_FILL,
-							  fill_rtree_part, &a, false, &req);
-		if (*status != GX_OK)
-		{
-			strlcpy(errmsg, req ? req->errmsg : "no room in the gpuext DMA arena", GX_ERRLEN);
-			if (req)
-				gx_request_destroy(req);
-			gx_task_destroy(id);
-			return 0;
-		}
-		gx_request_destroy(req);
-	}
-	return id;
-}
-
-typedef struct PtreeTaskArgs
+/* One part of an index mirror on its way to a device task */
+typedef struct MirrorPartArgs
 {
 	const void *part;
 	uint64		part_bytes;
-	uint64		total_bytes;
-	uint64		offset;
-	uint32		task_id;
-} PtreeTaskArgs;
+	uint64		total_bytes;	/* the whole mirror (the request that creates the task) */
+	uint64		offset;			/* where the part goes in the task */
+	uint32		task_id;		/* (the requests that add a part) */
+} MirrorPartArgs;
 
 static void
-fill_ptree_part(GxBatch *b, void *arg)
+fill_mirror_part(GxBatch *b, void *arg)
 {
-	PtreeTaskArgs *a = arg;
+	MirrorPartArgs *a = arg;
 
 	b->reserve_bytes = a->total_bytes;
 	b->arg = a->offset;
@@ -632,47 +568,79 @@ fill_ptree_part(GxBatch *b, void *arg)
 }
 
 /*
- * Create a task holding a device copy of total_bytes of a gpuext_ptree
- * mirror (GX_REQ_PTREE_LOAD), its first part_bytes (the header among them)
- * sent with the request; gx_ptree_task_upload sends the rest.  Owned like
- * gx_task_create's tasks until gx_task_keep_for_session.  Returns the task
- * id, or 0 with *status and errmsg set.
+ * Create a task of total_bytes for an index mirror (kind GX_REQ_RTREE_LOAD
+ * or GX_REQ_PTREE_LOAD), its first part_bytes sent with the request.
+ * Owned like gx_task_create's tasks.  Returns the task id, or 0 with
+ * *status and errmsg set.
  */
-uint32
-gx_ptree_task_load(const void *part, uint64 part_bytes, uint64 total_bytes,
-				   int *status, char *errmsg)
+static uint32
+mirror_task_load(int kind, const void *part, uint64 part_bytes, uint64 total_bytes,
+				 int *status, char *errmsg)
 {
-	PtreeTaskArgs a = {part, part_bytes, total_bytes, 0, 0};
+	MirrorPartArgs a = {part, part_bytes, total_bytes, 0, 0};
 
-	return run_create_request(TYPEALIGN(16, sizeof(GxBatch)) + part_bytes, GX_REQ_PTREE_LOAD,
-							  fill_ptree_part, &a, status, errmsg);
+	return run_create_request(TYPEALIGN(16, sizeof(GxBatch)) + part_bytes, kind,
+							  fill_mirror_part, &a, status, errmsg);
 }
 
 /*
- * Copy bytes of a mirror to its device copy at offset (GX_REQ_PTREE_UPLOAD).
- * Returns the status (a kernel-reported error counts as a device failure),
- * with errmsg set when it is not GX_OK.
+ * Copy bytes of a mirror into its task at offset (kind GX_REQ_RTREE_FILL or
+ * GX_REQ_PTREE_UPLOAD).  Returns the status (a kernel-reported error counts
+ * as a device failure), with errmsg set when it is not GX_OK.
  */
-int
-gx_ptree_task_upload(uint32 task_id, const void *part, uint64 offset, uint64 bytes,
-					 char *errmsg)
+static int
+mirror_task_add(int kind, uint32 task_id, const void *part, uint64 offset, uint64 bytes,
+				char *errmsg)
 {
-	PtreeTaskArgs a = {part, bytes, 0, offset, task_id};
+	MirrorPartArgs a = {part, bytes, 0, offset, task_id};
 	GxRequest  *req;
 	int			status;
 
-	status = run_request(TYPEALIGN(16, sizeof(GxBatch)) + bytes, GX_REQ_PTREE_UPLOAD,
-						 fill_ptree_part, &a, false, &req);
+	status = run_request(TYPEALIGN(16, sizeof(GxBatch)) + bytes, kind,
+						 fill_mirror_part, &a, false, &req);
 	if (status == GX_OK && req->batch->kernel_error != GX_KERR_NONE)
 	{
 		status = GX_ERR_DEVICE;
-		strlcpy(errmsg, "the GPU service rejected a part of a gpuext_ptree mirror", GX_ERRLEN);
+		strlcpy(errmsg, "the GPU service rejected a part of an index mirror", GX_ERRLEN);
 	}
 	else if (status != GX_OK)
 		strlcpy(errmsg, req ? req->errmsg : "no room in the gpuext DMA arena", GX_ERRLEN);
 	if (req)
 		gx_request_destroy(req);
 	return status;
+}
+
+/*
+ * Create a task holding an index mirror of 'bytes' (a gpuext_gist tree,
+ * cuda/gx_rtree.h: GX_REQ_RTREE_LOAD then GX_REQ_RTREE_FILL; a gpuext_ptree
+ * prefix tree, cuda/gx_ptree.h: GX_REQ_PTREE_LOAD then GX_REQ_PTREE_UPLOAD):
+ * the load request reserves it and copies the first part, the add requests
+ * the others, 'part' bytes at a time through the DMA arena.  Owned like
+ * gx_task_create's tasks.  Returns the task id, or 0 with *status and
+ * errmsg set (a part that fails frees the task).
+ */
+uint32
+gx_mirror_task_create(int load_kind, int add_kind, const void *mirror, uint64 bytes,
+					  uint64 part, int *status, char *errmsg)
+{
+	uint64		len = Min(bytes, part);
+	uint32		id;
+
+	id = mirror_task_load(load_kind, mirror, len, bytes, status, errmsg);
+	if (id == 0)
+		return 0;
+	for (uint64 offset = len; offset < bytes; offset += len)
+	{
+		len = Min(bytes - offset, part);
+		*status = mirror_task_add(add_kind, id, (const char *) mirror + offset,
+								  offset, len, errmsg);
+		if (*status != GX_OK)
+		{
+			gx_task_destroy(id);
+			return 0;
+		}
+	}
+	return id;
 }
 
 /* This backend's record of a task, or NULL */

@@ -218,14 +218,10 @@ extern uint32 gx_task_create(uint64 bytes, uint64 capacity, uint64 max_groups,
 extern void gx_task_destroy(uint32 task_id);
 extern uint32 gx_join_task_create(const void *tables, uint64 bytes, uint64 rows,
 								  uint32 near_task, int *status, char *errmsg);
-extern uint32 gx_rtree_task_create(const void *mirror, uint64 bytes, uint64 part,
-								   int *status, char *errmsg);
+extern uint32 gx_mirror_task_create(int load_kind, int add_kind, const void *mirror,
+									uint64 bytes, uint64 part, int *status, char *errmsg);
 extern int	gx_task_fetch(uint32 task_id, uint64 first, uint64 nslots, uint32 entry_size,
 						  void *dest, uint64 *count, void *header, char *errmsg);
-extern uint32 gx_ptree_task_load(const void *part, uint64 part_bytes, uint64 total_bytes,
-								 int *status, char *errmsg);
-extern int	gx_ptree_task_upload(uint32 task_id, const void *part, uint64 offset, uint64 bytes,
-								 char *errmsg);
 extern void gx_task_keep_for_session(uint32 task_id);
 extern bool gx_session_task_valid(uint32 task_id);
 extern void gx_client_attach(void);

@@ -221,7 +221,8 @@ gxg_device_prepare(GxgDevice *dev, Relation index)
 			gxg_device_off(dev, "the tree exceeds gpuext.gpu_memory_limit");
 			return false;
 		}
-		dev->task_id = gx_rtree_task_create(m, bytes, part, &status, err);
+		dev->task_id = gx_mirror_task_create(GX_REQ_RTREE_LOAD, GX_REQ_RTREE_FILL, m, bytes,
+											 part, &status, err);
 		if (dev->task_id == 0)
 		{
 			pfree(m);

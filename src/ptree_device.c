@@ -134,20 +134,10 @@ load_copy(const GxPtreeMirror *m, int *status, char *err)
 				 bytes);
 		return 0;
 	}
-	task = gx_ptree_task_load(m, part, bytes, status, err);
+	task = gx_mirror_task_create(GX_REQ_PTREE_LOAD, GX_REQ_PTREE_UPLOAD, m, bytes, part,
+								 status, err);
 	if (task == 0)
 		return 0;
-	for (uint64 off = part; off < bytes; off += part)
-	{
-		uint64		len = Min(part, bytes - off);
-
-		*status = gx_ptree_task_upload(task, (const char *) m + off, off, len, err);
-		if (*status != GX_OK)
-		{
-			gx_task_destroy(task);
-			return 0;
-		}
-	}
 	gx_task_keep_for_session(task);
 	return task;
 }
