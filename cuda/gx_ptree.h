@@ -18,11 +18,16 @@
  * A slot is one distinct 32-bit prefix: the range of distinct keys that
  * share it, sorted.  For 4-byte keys (int4, date) a slot holds exactly one
  * key, so a lookup is three dependent reads and a compare; for longer keys
- * (int8, timestamp, text) the KISS levels are the first 32 bits of a
- * generalized prefix tree and the slot is searched by binary search on
- * the whole key.  Keys are normalized (memcmp order, then length, as in
- * src/ptree.c); the 32-bit prefix of a key is its first four bytes, big-
- * endian, zero-padded, which is monotone in key order.
+ * (int8, timestamp, text) the KISS levels are 32 bits of a generalized
+ * prefix tree and the slot is searched by binary search on the whole key.
+ * Keys are normalized (memcmp order, then length, as in src/ptree.c).  The
+ * leading bytes that every key of the index shares (the common prefix of
+ * its first and last key: the high bytes of int8 keys of moderate size,
+ * say) tell keys apart nowhere, so the 32-bit prefix of a key is the four
+ * bytes after them (m->skip), big-endian, zero-padded, which is monotone
+ * in key order; a probe that does not start with those bytes is not in
+ * the index.  Without the skip, int8 keys below 2^32 would all fall in one
+ * slot and every lookup would be a binary search over the whole index.
  *
  * Lookups are batched, one probe per thread (the throughput design of
  * seed 000's batched traversal); the result of a probe is the index of its
@@ -70,7 +75,7 @@ typedef struct GxPtreeMirror
 	uint32_t	nnodes;			/* level-2 nodes */
 	uint32_t	nleaves;		/* level-3 leaves */
 	uint32_t	nslots;			/* distinct 32-bit prefixes */
-	uint32_t	pad;
+	uint32_t	skip;			/* leading bytes every key shares (the prefix starts after them) */
 	uint64_t	ntids;
 	uint64_t	total_size;		/* bytes of the whole mirror */
 	uint64_t	off_root;		/* uint32_t[GX_PTREE_ROOT_SIZE] */
@@ -86,15 +91,17 @@ typedef struct GxPtreeMirror
 #define GX_PTREE_PART(m, off, type)	((type *) ((unsigned char *) (m) + (m)->off))
 
 /*
- * The first 32 bits of a normalized key, big-endian, zero-padded
+ * The 32 bits of a normalized key after its first 'skip' bytes, big-endian,
+ * zero-padded.  For keys that share their first 'skip' bytes this is
+ * monotone in key order.
  */
 GX_FUNC uint32_t
-gx_ptree_prefix32(const unsigned char *key, uint32_t len)
+gx_ptree_prefix32(const unsigned char *key, uint32_t len, uint32_t skip)
 {
 	uint32_t	p = 0;
 	uint32_t	i;
 
-	for (i = 0; i < 4; i++)
+	for (i = skip; i < skip + 4; i++)
 		p = (p << 8) | (i < len ? key[i] : 0);
 	return p;
 }
@@ -150,10 +157,17 @@ gx_ptree_lookup(const GxPtreeMirror *m, const unsigned char *key, uint32_t len)
 	const uint32_t *slots = GX_PTREE_PART(m, off_slots, const uint32_t);
 	const uint32_t *keyoff = GX_PTREE_PART(m, off_keyoff, const uint32_t);
 	const unsigned char *keys = GX_PTREE_PART(m, off_keys, const unsigned char);
-	int64_t		slot = gx_ptree_slot(m, gx_ptree_prefix32(key, len));
+	int64_t		slot;
 	int64_t		lo,
 				hi;
 
+	/* every key starts with the first key's 'skip' bytes */
+	if (len < m->skip)
+		return -1;
+	for (uint32_t b = 0; b < m->skip; b++)
+		if (key[b] != keys[keyoff[0] + b])
+			return -1;
+	slot = gx_ptree_slot(m, gx_ptree_prefix32(key, len, m->skip));
 	if (slot < 0)
 		return -1;
 	lo = slots[slot];
@@ -208,7 +222,7 @@ gx_ptree_mirror_ok(const GxPtreeMirror *m, uint64_t bytes)
 		gx_ptree_part_ok(m->off_leaves, (uint64_t) m->nleaves * sizeof(GxPtreeLeaf), end) &&
 		gx_ptree_part_ok(m->off_slots, ((uint64_t) m->nslots + 1) * 4, end) &&
 		gx_ptree_part_ok(m->off_keyoff, ((uint64_t) m->nkeys + 1) * 4, end) &&
-		m->off_keys <= end;
+		m->off_keys <= end && (m->skip == 0 || m->nkeys > 0);
 }
 
 /*

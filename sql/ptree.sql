@@ -282,6 +282,17 @@ SELECT * FROM ptree_batches();
 DROP TABLE mpt;
 DROP FUNCTION ptree_batches();
 
+-- keys that share their leading bytes (int8 keys near 2^40, text keys with
+-- a common prefix): the mirror's 32-bit prefix starts after those bytes;
+-- probes that lack them, are shorter or are the shared bytes alone
+CREATE TABLE spt (b bigint, t text);
+INSERT INTO spt SELECT (1::bigint << 40) + g * 7, 'prefix-' || g FROM generate_series(1, 5000) g;
+CREATE INDEX spt_b ON spt USING gpuext_ptree (b);
+CREATE INDEX spt_t ON spt USING gpuext_ptree (t);
+SELECT ptree_same('SELECT * FROM spt WHERE b = ANY(ARRAY(SELECT (1::bigint << 40) + g FROM generate_series(-100, 40000, 3) g) || ''{0,-1,1099511627776,2199023255552}''::bigint[])');
+SELECT ptree_same('SELECT * FROM spt WHERE t = ANY(ARRAY(SELECT ''prefix-'' || g FROM generate_series(1, 6000, 7) g) || ''{"",p,pre,prefix,prefix-,prefix-0,prefix-1,prefiy-1,q}''::text[])');
+DROP TABLE spt;
+
 -- the checker's errors, with their SQLSTATEs
 CREATE FUNCTION ptree_err(q text) RETURNS text LANGUAGE plpgsql AS $$
 BEGIN

@@ -130,6 +130,7 @@ ptree_mirror_build(Relation index, PtreeMetaData *meta, bool hold)
 				maxleaves = 64;
 	Size		i;
 	Size		off;
+	uint32		skip;
 	GxPtreeMirror *m;
 	MemoryContext tmp = AllocSetContextCreate(CurrentMemoryContext, "gpuext_ptree mirror build",
 											  ALLOCSET_DEFAULT_SIZES);
@@ -178,6 +179,18 @@ ptree_mirror_build(Relation index, PtreeMetaData *meta, bool hold)
 	b.keyoff[b.nkeys] = (uint32) b.keybytes;
 	b.postoff[b.nkeys] = b.ntids;
 
+	/* the bytes every key shares: those of the first and the last key */
+	skip = 0;
+	if (b.nkeys > 0)
+	{
+		const unsigned char *first = (unsigned char *) b.keys + b.keyoff[0];
+		const unsigned char *last = (unsigned char *) b.keys + b.keyoff[b.nkeys - 1];
+		uint32		n = Min(b.keyoff[1] - b.keyoff[0], b.keyoff[b.nkeys] - b.keyoff[b.nkeys - 1]);
+
+		while (skip < n && first[skip] == last[skip])
+			skip++;
+	}
+
 	/* the KISS levels over the slots (distinct 32-bit prefixes, ascending) */
 	slots = palloc(sizeof(uint32) * (b.nkeys + 1));
 	root = palloc0(sizeof(uint32) * GX_PTREE_ROOT_SIZE);
@@ -186,12 +199,12 @@ ptree_mirror_build(Relation index, PtreeMetaData *meta, bool hold)
 	for (i = 0; i < b.nkeys; i++)
 	{
 		uint32		p = gx_ptree_prefix32((unsigned char *) b.keys + b.keyoff[i],
-										  b.keyoff[i + 1] - b.keyoff[i]);
+										  b.keyoff[i + 1] - b.keyoff[i], skip);
 		uint32		node;
 		uint32	   *entry;
 
 		if (i > 0 && p == gx_ptree_prefix32((unsigned char *) b.keys + b.keyoff[i - 1],
-											b.keyoff[i] - b.keyoff[i - 1]))
+											b.keyoff[i] - b.keyoff[i - 1], skip))
 			continue;
 		slots[nslots] = (uint32) i;
 		if (root[p >> 16] == 0)
@@ -244,6 +257,7 @@ ptree_mirror_build(Relation index, PtreeMetaData *meta, bool hold)
 		m->nnodes = (uint32) nnodes;
 		m->nleaves = (uint32) nleaves;
 		m->nslots = (uint32) nslots;
+		m->skip = skip;
 		m->ntids = b.ntids;
 		m->total_size = total;
 		m->off_root = o_root;
