@@ -179,16 +179,30 @@ ptree_mirror_build(Relation index, PtreeMetaData *meta, bool hold)
 	b.keyoff[b.nkeys] = (uint32) b.keybytes;
 	b.postoff[b.nkeys] = b.ntids;
 
-	/* the bytes every key shares: those of the first and the last key */
+	/*
+	 * The bytes the 32-bit prefix skips: those every key shares (the common
+	 * prefix of the first and the last key).  When every key has the same
+	 * length (int8, timestamp), the prefix ends at the key's last byte at
+	 * the latest, so that it holds four bytes that vary rather than zero
+	 * padding (which would leave one key a level-3 leaf).
+	 */
 	skip = 0;
 	if (b.nkeys > 0)
 	{
 		const unsigned char *first = (unsigned char *) b.keys + b.keyoff[0];
 		const unsigned char *last = (unsigned char *) b.keys + b.keyoff[b.nkeys - 1];
-		uint32		n = Min(b.keyoff[1] - b.keyoff[0], b.keyoff[b.nkeys] - b.keyoff[b.nkeys - 1]);
+		uint32		minlen = PG_UINT32_MAX;
+		uint32		maxlen = 0;
 
-		while (skip < n && first[skip] == last[skip])
+		for (i = 0; i < b.nkeys; i++)
+		{
+			minlen = Min(minlen, b.keyoff[i + 1] - b.keyoff[i]);
+			maxlen = Max(maxlen, b.keyoff[i + 1] - b.keyoff[i]);
+		}
+		while (skip < minlen && first[skip] == last[skip])
 			skip++;
+		if (minlen == maxlen && minlen >= 4)
+			skip = Min(skip, minlen - 4);
 	}
 
 	/* the KISS levels over the slots (distinct 32-bit prefixes, ascending) */
