@@ -105,18 +105,66 @@ gxg_cmp_visit(const void *a, const void *b)
 	return (va->query > vb->query) - (va->query < vb->query);
 }
 
-/* heap order, then query: fetches of one heap page come together */
-static int
-gxg_cmp_pair(const void *a, const void *b)
+/* byte 'pass' of a pair's sort key: query (4 bytes), then off (2), then blk (4) */
+static inline uint32
+gxg_pair_byte(const GxRtPair *p, int pass)
 {
-	const GxRtPair *pa = a;
-	const GxRtPair *pb = b;
+	if (pass < 4)
+		return (p->query >> (8 * pass)) & 0xFF;
+	if (pass < 6)
+		return (p->off >> (8 * (pass - 4))) & 0xFF;
+	return (p->blk >> (8 * (pass - 6))) & 0xFF;
+}
 
-	if (pa->blk != pb->blk)
-		return pa->blk < pb->blk ? -1 : 1;
-	if (pa->off != pb->off)
-		return pa->off < pb->off ? -1 : 1;
-	return (pa->query > pb->query) - (pa->query < pb->query);
+/*
+ * Sort pairs into heap order (blk, off), then query, so that the fetches of
+ * one heap page come together: an LSD radix sort, one stable counting pass
+ * per key byte, least significant first, skipping bytes that are the same
+ * in every pair.  A comparison sort of the 10^6 pairs of a large spatial
+ * join took a quarter of its time.
+ */
+static void
+gxg_sort_pairs(GxRtPair *pairs, int64 n)
+{
+	GxRtPair   *tmp;
+	GxRtPair   *src = pairs;
+	GxRtPair   *dst;
+
+	if (n < 2)
+		return;
+	tmp = palloc_extended(n * sizeof(GxRtPair), MCXT_ALLOC_HUGE);
+	dst = tmp;
+	for (int pass = 0; pass < 10; pass++)
+	{
+		int64		count[256] = {0};
+		int64		pos = 0;
+		bool		trivial = false;
+
+		for (int64 i = 0; i < n; i++)
+			count[gxg_pair_byte(&src[i], pass)]++;
+		for (int b = 0; b < 256; b++)
+		{
+			int64		c = count[b];
+
+			if (c == n)
+				trivial = true;
+			count[b] = pos;
+			pos += c;
+		}
+		if (trivial)
+			continue;			/* one value: the order stays */
+		for (int64 i = 0; i < n; i++)
+			dst[count[gxg_pair_byte(&src[i], pass)]++] = src[i];
+		{
+			GxRtPair   *t = src;
+
+			src = dst;
+			dst = t;
+		}
+	}
+	if (src != pairs)
+		memcpy(pairs, src, n * sizeof(GxRtPair));
+	pfree(tmp);
 }
 
 /* The metapage's root and split count */
@@ -292,8 +340,7 @@ gxg_walk(Relation index, GxgDevice *dev, const GxRtQuery *drive, uint32 ndrive,
 	else
 		pairs = gxg_walk_pages(index, drive, ndrive, filter, nfilter, nfilterkeys, &n);
 
-	if (n > 1)
-		qsort(pairs, n, sizeof(GxRtPair), gxg_cmp_pair);
+	gxg_sort_pairs(pairs, n);
 	*npairs = n;
 	return pairs;
 }
