@@ -30,7 +30,7 @@ SELECT pg_size_pretty(pg_relation_size('bpt_btree_k')) AS btree_size,
 SET enable_seqscan = off;
 SET enable_bitmapscan = off;
 \timing on
-\echo == = ANY, 100 keys (at least gpuext.ptree_batch_min, 64: the first batch builds the backend's mirror of the index)
+\echo == = ANY, 100 keys (at least gpuext.ptree_batch_min, 64: the first batch builds this backend mirror of the index)
 SELECT count(*), sum(i) FROM bpt_btree WHERE k = ANY(ARRAY(SELECT g::int8 * 7 FROM generate_series(1, 100) g));
 SELECT count(*), sum(i) FROM bpt_ptree WHERE k = ANY(ARRAY(SELECT g::int8 * 7 FROM generate_series(1, 100) g));
 \echo == = ANY, 10000 keys (a batch in the prefix-tree mirror)
