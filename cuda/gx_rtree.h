@@ -451,6 +451,22 @@ gx_rt_visit_ok(const GxRtMirror *m, const uint16_t *counts, uint32_t node, bool 
 
 #ifndef __CUDACC__
 /*
+ * qsort order of a level's visits: by node, then query, so that a node is
+ * read once a level (the walk over the pages, the CPU engine's search; the
+ * kernels group them by node with a counting sort)
+ */
+static inline int
+gx_rt_cmp_visit(const void *a, const void *b)
+{
+	const GxRtVisit *va = (const GxRtVisit *) a;
+	const GxRtVisit *vb = (const GxRtVisit *) b;
+
+	if (va->node != vb->node)
+		return va->node < vb->node ? -1 : 1;
+	return (va->query > vb->query) - (va->query < vb->query);
+}
+
+/*
  * One level of the walk over a mirror, the kernel's contract on the host
  * (the CPU engine's form of cuda/rtree.cu): visits grouped by node, the
  * same tests and outputs, at most out_cap written; returns how many there

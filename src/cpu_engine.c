@@ -267,18 +267,6 @@ cpu_join(GxBatch *batch)
 	}
 }
 
-/* qsort order of a level's visits: grouped by node, as the kernel wants them */
-static int
-cpu_rtree_cmp_visit(const void *a, const void *b)
-{
-	const GxRtVisit *va = a;
-	const GxRtVisit *vb = b;
-
-	if (va->node != vb->node)
-		return va->node < vb->node ? -1 : 1;
-	return (va->query > vb->query) - (va->query < vb->query);
-}
-
 /*
  * GX_REQ_RTREE_SEARCH: walk the tree mirror registered under the batch's
  * task id level by level, as cuda/rtree.cu does (the same visit and result
@@ -334,7 +322,7 @@ cpu_rtree_search(GxBatch *batch)
 		if (flags != 0)
 			break;
 		ncur = (uint32) count;
-		qsort(next, ncur, sizeof(GxRtVisit), cpu_rtree_cmp_visit);
+		qsort(next, ncur, sizeof(GxRtVisit), gx_rt_cmp_visit);
 		{
 			GxRtVisit  *t = cur;
 

@@ -62,6 +62,22 @@ gx_report_failure(int status, const char *msg)
 }
 
 /*
+ * A device table (a join's hash tables, an index's mirror) could not be
+ * loaded, and what was to use it runs elsewhere ('instead' says what).  Too
+ * large for the device, a limit or the arena (GX_ERR_OUT_OF_MEMORY) is a
+ * decision; any other failure is an ERROR when gpuext.cpu_fallback is off.
+ * With 'notice', a NOTICE says what runs instead and why.
+ */
+void
+gx_device_table_unavailable(int status, const char *err, const char *instead)
+{
+	if (status != GX_ERR_OUT_OF_MEMORY && gpuext_cpu_fallback == GPUEXT_FALLBACK_OFF)
+		gx_report_failure(status, err);
+	if (gpuext_cpu_fallback == GPUEXT_FALLBACK_NOTICE)
+		ereport(NOTICE, (errmsg("%s", instead), errdetail("%s", err)));
+}
+
+/*
  * The GPU could not run a batch: apply gpuext.cpu_fallback.  Returns
  * normally when the batch should run on the CPU engine instead.
  */

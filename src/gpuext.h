@@ -265,6 +265,7 @@ extern void gx_cpu_run_batch(GxBatch *batch);
 extern uint32 gx_cpu_table_register(void *table, MemoryContext cxt);
 extern void gx_cpu_table_unregister(uint32 id, const void *table);
 extern void gx_report_failure(int status, const char *msg);
+extern void gx_device_table_unavailable(int status, const char *err, const char *instead);
 
 /* ---------------------------------------------------------------------
  * Reading heap pages into batches (relscan.c)

@@ -1340,14 +1340,9 @@ upload_tables(GpuJoinState *gjs)
 		gjs->pipe.task_id = gjs->gpu_task;
 		return;
 	}
-	/* too large for the device (or the arena) is a decision, not an error */
-	if (!gjs->over_limit && status != GX_ERR_OUT_OF_MEMORY &&
-		gpuext_cpu_fallback == GPUEXT_FALLBACK_OFF)
-		gx_report_failure(status, err);
-	if (gpuext_cpu_fallback == GPUEXT_FALLBACK_NOTICE)
-		ereport(NOTICE,
-				(errmsg("gpuext join runs on the CPU engine"),
-				 errdetail("%s", err)));
+	/* over gpuext.gpu_memory_limit is a decision, as too large for the device */
+	gx_device_table_unavailable(gjs->over_limit ? GX_ERR_OUT_OF_MEMORY : status, err,
+								"gpuext join runs on the CPU engine");
 	gx_engine_start_with_mode(&gjs->pipe.engine, GPUEXT_DEVICE_CPU);
 	gjs->pipe.depth = 1;
 }

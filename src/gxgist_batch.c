@@ -93,18 +93,6 @@ gxg_push_pair(GxgPairs *a, uint32 query, uint32 blk, uint16 off)
 	a->n++;
 }
 
-/* qsort order of visits: by node, then query (a node read once a level) */
-static int
-gxg_cmp_visit(const void *a, const void *b)
-{
-	const GxRtVisit *va = a;
-	const GxRtVisit *vb = b;
-
-	if (va->node != vb->node)
-		return va->node < vb->node ? -1 : 1;
-	return (va->query > vb->query) - (va->query < vb->query);
-}
-
 /* byte 'pass' of a pair's sort key: query (4 bytes), then off (2), then blk (4) */
 static inline uint32
 gxg_pair_byte(const GxRtPair *p, int pass)
@@ -220,7 +208,7 @@ gxg_walk_pages(Relation index, const GxRtQuery *drive, uint32 ndrive,
 			GxgVisits	next = {NULL, 0, 0};
 			int64		run = 0;
 
-			qsort(level.v, level.n, sizeof(GxRtVisit), gxg_cmp_visit);
+			qsort(level.v, level.n, sizeof(GxRtVisit), gx_rt_cmp_visit);
 			while (run < level.n)
 			{
 				BlockNumber blk = level.v[run].node;

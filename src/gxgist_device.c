@@ -226,14 +226,9 @@ gxg_device_prepare(GxgDevice *dev, Relation index)
 		if (dev->task_id == 0)
 		{
 			pfree(m);
-			/* too large for the device is a decision; a device error is not */
-			if (status != GX_ERR_OUT_OF_MEMORY && gpuext_cpu_fallback == GPUEXT_FALLBACK_OFF)
-				gx_report_failure(status, err);
-			if (gpuext_cpu_fallback == GPUEXT_FALLBACK_NOTICE)
-				ereport(NOTICE,
-						(errmsg("gpuext_gist searches of \"%s\" walk the index pages on the CPU",
-								RelationGetRelationName(index)),
-						 errdetail("%s", err)));
+			gx_device_table_unavailable(status, err,
+										psprintf("gpuext_gist searches of \"%s\" walk the index pages on the CPU",
+												 RelationGetRelationName(index)));
 			dev->engine.fallback_batches++;
 			if (gx_shared)
 				pg_atomic_fetch_add_u64(&gx_shared->fallbacks, 1);

@@ -188,13 +188,7 @@ device_copy(PtreeEngine *pe, const GxPtreeMirror *m)
 		slot->last_use = ++copy_clock;
 		return slot->task_id;
 	}
-	/* too large for the device, the limit or the arena: a decision */
-	if (status != GX_ERR_OUT_OF_MEMORY && gpuext_cpu_fallback == GPUEXT_FALLBACK_OFF)
-		gx_report_failure(status, err);
-	if (gpuext_cpu_fallback == GPUEXT_FALLBACK_NOTICE)
-		ereport(NOTICE,
-				(errmsg("gpuext_ptree lookups run on the CPU engine"),
-				 errdetail("%s", err)));
+	gx_device_table_unavailable(status, err, "gpuext_ptree lookups run on the CPU engine");
 	return 0;
 }
 
