@@ -135,6 +135,7 @@ extern void gxg_device_release(GxgDevice *dev);
 extern void gxg_device_explain(GxgDevice *dev, ExplainState *es);
 
 /* gxgist_batch.c */
+extern void gxg_batch_meta(Relation index, BlockNumber *root, uint64 *splits);
 extern GxRtPair *gxg_walk(Relation index, GxgDevice *dev, const GxRtQuery *drive,
 						  uint32 ndrive, const GxRtQuery *filter, int nfilter,
 						  int nfilterkeys, int64 *npairs);

@@ -156,7 +156,7 @@ gxg_sort_pairs(GxRtPair *pairs, int64 n)
 }
 
 /* The metapage's root and split count */
-static void
+void
 gxg_batch_meta(Relation index, BlockNumber *root, uint64 *splits)
 {
 	Buffer		metabuf = ReadBuffer(index, GXG_META_BLKNO);

@@ -147,19 +147,13 @@ gxg_device_copy_tree(Relation index, uint64 *bytes)
 		LockPage(index, GXG_META_BLKNO, ShareLock);
 	for (;;)
 	{
-		Buffer		metabuf;
+		BlockNumber root;
 		uint64		before;
 		uint64		after;
 
-		metabuf = ReadBuffer(index, GXG_META_BLKNO);
-		LockBuffer(metabuf, BUFFER_LOCK_SHARE);
-		before = gxg_check_meta(index, BufferGetPage(metabuf))->split_count;
-		UnlockReleaseBuffer(metabuf);
+		gxg_batch_meta(index, &root, &before);
 		m = gxg_mirror_build(index, bytes);
-		metabuf = ReadBuffer(index, GXG_META_BLKNO);
-		LockBuffer(metabuf, BUFFER_LOCK_SHARE);
-		after = gxg_check_meta(index, BufferGetPage(metabuf))->split_count;
-		UnlockReleaseBuffer(metabuf);
+		gxg_batch_meta(index, &root, &after);
 		if (before == after)
 			break;
 		pfree(m);
