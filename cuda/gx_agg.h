@@ -87,7 +87,7 @@ typedef struct GxAggSpec
 	uint16_t	naggs;
 	uint32_t	entry_size;		/* bytes per entry, multiple of 16 */
 	uint32_t	key_offset;		/* start of the key area */
-	uint32_t	key_size;		/* bytes of the key area */
+	uint32_t	key_size;		/* bytes of the key area, a multiple of 8 */
 	GxAggKey	keys[GX_AGG_MAX_KEYS];
 	GxAggFunc	aggs[GX_AGG_MAX_AGGS];
 } GxAggSpec;
@@ -225,6 +225,16 @@ gx_agg_key_width(int type)
 #define GX_CAS_U32(p, o, n) atomicCAS((unsigned int *) (p), (unsigned int) (o), (unsigned int) (n))
 #define GX_CAS_U64(p, o, n) atomicCAS((unsigned long long *) (p), (unsigned long long) (o), (unsigned long long) (n))
 #define GX_FENCE()			__threadfence()
+/*
+ * Reads and writes of words other threads write concurrently (an entry's
+ * state, hash and key, a table's full flag) are atomic instructions:
+ * compute-sanitizer's racecheck accepts no other publication protocol in
+ * shared memory (volatile, ld.relaxed and ld.acquire all count as races).
+ */
+#define GX_READ_U32(p)		atomicOr((unsigned int *) (p), 0u)
+#define GX_READ_U64(p)		atomicOr((unsigned long long *) (p), 0ull)
+#define GX_WRITE_U32(p, v)	((void) atomicExch((unsigned int *) (p), (unsigned int) (v)))
+#define GX_WRITE_U64(p, v)	((void) atomicExch((unsigned long long *) (p), (unsigned long long) (v)))
 #else
 GX_FUNC uint64_t
 gx_plain_add_u64(uint64_t *p, uint64_t v)
@@ -262,6 +272,10 @@ gx_plain_cas_u64(uint64_t *p, uint64_t o, uint64_t n)
 #define GX_CAS_U32(p, o, n) gx_plain_cas_u32((uint32_t *) (p), (o), (n))
 #define GX_CAS_U64(p, o, n) gx_plain_cas_u64((uint64_t *) (p), (o), (n))
 #define GX_FENCE()			((void) 0)
+#define GX_READ_U32(p)		(*(const uint32_t *) (p))
+#define GX_READ_U64(p)		(*(const uint64_t *) (p))
+#define GX_WRITE_U32(p, v)	((void) (*(uint32_t *) (p) = (uint32_t) (v)))
+#define GX_WRITE_U64(p, v)	((void) (*(uint64_t *) (p) = (uint64_t) (v)))
 #endif
 
 /* ---------------------------------------------------------------------
@@ -447,8 +461,9 @@ gx_agg_lookup(GxAggTable *t, const GxAggSpec *spec, const unsigned char *key,
 	for (uint64_t probes = 0; probes < t->capacity; probes++, i = (i + 1) & mask)
 	{
 		unsigned char *e = gx_agg_entry(t, spec, i);
-		volatile uint32_t *state = (volatile uint32_t *) e;
-		uint32_t	st = *state;
+		unsigned char *ek = e + spec->key_offset;
+		uint32_t	st = GX_READ_U32(e);
+		int			same;
 
 		if (st == GX_ENTRY_EMPTY)
 		{
@@ -456,38 +471,45 @@ gx_agg_lookup(GxAggTable *t, const GxAggSpec *spec, const unsigned char *key,
 				return -1;
 			if (GX_ADD_U64(&t->ngroups, 1) >= t->max_groups)
 			{
-				t->full = 1;
+				GX_WRITE_U32(&t->full, 1);
 				return -1;
 			}
 			st = GX_CAS_U32((uint32_t *) e, GX_ENTRY_EMPTY, GX_ENTRY_BUSY);
 			if (st == GX_ENTRY_EMPTY)
 			{
-				*(uint32_t *) (e + 4) = hash;
-				for (uint32_t b = 0; b < spec->key_size; b++)
-					e[spec->key_offset + b] = key[b];
+				GX_WRITE_U32(e + 4, hash);
+				for (uint32_t b = 0; b < spec->key_size; b += 8)
+				{
+					uint64_t	w;
+
+					memcpy(&w, key + b, 8);
+					GX_WRITE_U64(ek + b, w);
+				}
 				gx_agg_init_entry(spec, e);
 				GX_FENCE();
-				*state = GX_ENTRY_READY;
+				GX_WRITE_U32(e, GX_ENTRY_READY);
 				return (int64_t) i;
 			}
 			/* somebody else claimed it first: our count was one too many */
 			GX_ADD_U64(&t->ngroups, (uint64_t) -1);
 		}
 		while (st == GX_ENTRY_BUSY)
-			st = *state;
+			st = GX_READ_U32(e);
 		GX_FENCE();
-		if (*(volatile uint32_t *) (e + 4) == hash)
+		if (GX_READ_U32(e + 4) != hash)
+			continue;
+		same = 1;
+		for (uint32_t b = 0; b < spec->key_size && same; b += 8)
 		{
-			const volatile unsigned char *ek = e + spec->key_offset;
-			int			same = 1;
+			uint64_t	w;
 
-			for (uint32_t b = 0; b < spec->key_size && same; b++)
-				same = (ek[b] == key[b]);
-			if (same)
-				return (int64_t) i;
+			memcpy(&w, key + b, 8);
+			same = (GX_READ_U64(ek + b) == w);
 		}
+		if (same)
+			return (int64_t) i;
 	}
-	t->full = 1;
+	GX_WRITE_U32(&t->full, 1);
 	return -1;
 }
 
@@ -804,37 +826,74 @@ gx_agg_merge(const GxAggSpec *spec, unsigned char *dst, const unsigned char *src
 }
 
 /*
- * The group entry of the key registers, inserted if new (keybuf:
- * spec->key_size bytes of scratch): in the block-private table 'local'
- * when the key is there or it has room (a kernel's table in shared memory,
+ * The entry of an encoded key: in the block-private table 'local' when
+ * the key is there or it has room (a kernel's table in shared memory,
  * merged into t at the end of the batch; NULL for none), else in table t.
- * NULL when the row goes to the host: a key the table cannot hold, or t
- * full.
+ * NULL when t is full.  Once full, the private table still takes the rows
+ * of the groups it holds: with skewed keys the first groups to arrive are
+ * the frequent ones, which then never touch the global table.
+ */
+GX_ATOMIC_FUNC unsigned char *
+gx_agg_key_entry(GxAggTable *local, GxAggTable *t, const GxAggSpec *spec,
+				 const unsigned char *key, uint32_t hash)
+{
+	int64_t		slot;
+
+	if (local != NULL &&
+		(slot = gx_agg_lookup(local, spec, key, hash, !GX_READ_U32(&local->full))) >= 0)
+		return gx_agg_entry(local, spec, slot);
+	slot = gx_agg_find_or_insert(t, spec, key, hash);
+	if (slot < 0)
+		return NULL;
+	return gx_agg_entry(t, spec, slot);
+}
+
+/*
+ * The group entry of the key registers, inserted if new (keybuf:
+ * spec->key_size bytes of scratch; see gx_agg_key_entry).  NULL when the
+ * row goes to the host: a key the table cannot hold, or the table full.
+ *
+ * On the device the lanes of a warp that carry the same key look it up
+ * once (seed 002's combining of equal keys inside a warp): the lowest such
+ * lane searches the tables and hands the entry to the others, so a hot
+ * group costs one probe per warp rather than one per row.
  */
 GX_ATOMIC_FUNC unsigned char *
 gx_agg_group_entry(GxAggTable *local, GxAggTable *t, const GxAggSpec *spec,
 				   const GxDatum *regs, unsigned char *keybuf)
 {
 	uint32_t	hash;
-	int64_t		slot;
 
 	for (uint32_t b = 0; b < spec->key_size; b++)
 		keybuf[b] = 0;
 	if (gx_agg_encode_key(spec, regs, keybuf) != 0)
 		return NULL;
 	hash = gx_agg_hash(keybuf, spec->key_size);
-	/*
-	 * The block-private table first.  Once full it still takes the rows of
-	 * the groups it holds: with skewed keys the first groups to arrive are
-	 * the frequent ones, which then never touch the global table.
-	 */
-	if (local != NULL &&
-		(slot = gx_agg_lookup(local, spec, keybuf, hash, !local->full)) >= 0)
-		return gx_agg_entry(local, spec, slot);
-	slot = gx_agg_find_or_insert(t, spec, keybuf, hash);
-	if (slot < 0)
-		return NULL;
-	return gx_agg_entry(t, spec, slot);
+#ifdef GX_DEVICE_CODE
+	{
+		unsigned	peers = __match_any_sync(__activemask(), hash);
+		int			leader = __ffs(peers) - 1;
+		int			same = 1;
+		unsigned char *entry = NULL;
+		unsigned char *leader_entry;
+
+		/* equal hashes are not always equal keys: compare with the leader's */
+		for (uint32_t b = 0; b < spec->key_size; b += 4)
+		{
+			uint32_t	w;
+
+			memcpy(&w, keybuf + b, 4);
+			same &= (__shfl_sync(peers, w, leader) == w);
+		}
+		if ((int) (threadIdx.x & 31) == leader || !same)
+			entry = gx_agg_key_entry(local, t, spec, keybuf, hash);
+		leader_entry = (unsigned char *)
+			__shfl_sync(peers, (unsigned long long) entry, leader);
+		return same ? leader_entry : entry;
+	}
+#else
+	return gx_agg_key_entry(local, t, spec, keybuf, hash);
+#endif
 }
 
 /*
