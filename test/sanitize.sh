@@ -31,7 +31,9 @@
 # test/schedule), SANITIZE_GPU_SUITE=0 (skip the GPU-only suite test/gpu),
 # SANITIZE_OPTS (extra options to the checker), SANITIZE_STRIDE (replay one
 # request in N of each kind, and every request on a task it replays, under
-# the tools other than memcheck, which are slower: default 1), PG_CONFIG,
+# the tools other than memcheck, which are slower: default 1), SANITIZE_KINDS
+# (replay only the requests of these kinds, e.g. "task_create agg task_fetch",
+# under every tool), PG_CONFIG,
 # and test/cluster.sh's.
 set -u
 TOOL=${1:?usage: sanitize.sh valgrind | TOOL... (memcheck racecheck initcheck synccheck)}
@@ -130,7 +132,7 @@ if [ "$TOOL" != valgrind ]; then
     leak="" stride=${SANITIZE_STRIDE:-1}
     [ "$tool" = memcheck ] && leak="--leak-check full" stride=1
     echo "== replaying $(du -sh "$LOGS/capture" | cut -f1) of recorded requests under $tool (one in $stride)"
-    GPUEXT_REPLAY_STRIDE=$stride $CS --tool "$tool" $leak --print-limit 200 ${SANITIZE_OPTS:-} \
+    GPUEXT_REPLAY_STRIDE=$stride GPUEXT_REPLAY_ONLY=${SANITIZE_KINDS:-} $CS --tool "$tool" $leak --print-limit 200 ${SANITIZE_OPTS:-} \
       --log-file "$LOGS/$tool.replay.log" test/gpu/gpuext-replay --calibrate "$LOGS"/capture/*.bin
     replay_rc=$?
     sed 's/^/   /' "$LOGS/$tool.replay.log" | tail -n 20

@@ -11,7 +11,9 @@
  * GPUEXT_REPLAY_STRIDE=N replays one in N of the requests of each kind
  * that need no task (scans, page counts, task creations) and every
  * request on a task it replayed: the slower tools then cover every kernel
- * in less time.
+ * in less time.  GPUEXT_REPLAY_ONLY="agg join ..." replays the requests
+ * of those kinds only (names as in the summary line; a task's requests
+ * need its creation listed too, e.g. task_create).
  *
  * Each request is launched as the service launched it (same batch bytes,
  * same pages at the same buffer indexes, device memory of the same sizes,
@@ -98,6 +100,38 @@ run_one(const GxLaunch *l, const char *what)
 	return true;
 }
 
+/*
+ * The kinds named in 'list' (space or comma separated) into want[]; all
+ * kinds when list is NULL or empty.  False, with a message, on a name
+ * that is not a kind.
+ */
+static bool
+parse_kind_list(const char *list, bool *want)
+{
+	char		buf[512];
+	char	   *save = NULL;
+
+	for (int k = 0; k < GX_REQ_KIND_MAX; k++)
+		want[k] = (list == NULL || *list == '\0');
+	if (list == NULL || *list == '\0')
+		return true;
+	snprintf(buf, sizeof(buf), "%s", list);
+	for (char *name = strtok_r(buf, " ,", &save); name; name = strtok_r(NULL, " ,", &save))
+	{
+		int			k = 1;
+
+		while (k < GX_REQ_KIND_MAX && strcmp(kind_names[k], name) != 0)
+			k++;
+		if (k == GX_REQ_KIND_MAX)
+		{
+			fprintf(stderr, "gpuext-replay: GPUEXT_REPLAY_ONLY: no request kind \"%s\"\n", name);
+			return false;
+		}
+		want[k] = true;
+	}
+	return true;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -113,10 +147,13 @@ main(int argc, char **argv)
 	long		failures = 0;
 	long		replayed = 0;
 	long		seen[GX_REQ_KIND_MAX] = {0};
+	bool		want[GX_REQ_KIND_MAX];
 	long		stride = getenv("GPUEXT_REPLAY_STRIDE") ? atol(getenv("GPUEXT_REPLAY_STRIDE")) : 1;
 
 	if (stride < 1)
 		stride = 1;
+	if (!parse_kind_list(getenv("GPUEXT_REPLAY_ONLY"), want))
+		return 2;
 	/* progress lines reach the log even if a checker kills the process */
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (argc > 1 && strcmp(argv[1], "--calibrate") == 0)
@@ -212,6 +249,8 @@ main(int argc, char **argv)
 			}
 			if (!complete)
 				break;			/* a file cut short: replay what is whole */
+			if (!want[r.kind])
+				continue;
 			/* sampling: one in 'stride' of the requests that need no task */
 			if ((creates || r.task_id == 0) && seen[r.kind]++ % stride != 0)
 				continue;
