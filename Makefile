@@ -98,11 +98,11 @@ fuzz:
 	FUZZ_N='$(N)' FUZZ_SEED='$(SEED)' bash test/fuzz/run.sh $(FUZZ_ARGS)
 
 valgrind:
-	SANITIZE_TESTS='$(TESTS)' bash test/sanitize.sh valgrind
+	SANITIZE_TESTS='$(or $(TESTS),$(SANITIZE_TESTS))' bash test/sanitize.sh valgrind
 
 # TOOL: memcheck (default), racecheck, initcheck or synccheck
 compute-sanitizer:
-	SANITIZE_TESTS='$(TESTS)' bash test/sanitize.sh $(or $(TOOL),memcheck)
+	SANITIZE_TESTS='$(or $(TESTS),$(SANITIZE_TESTS))' bash test/sanitize.sh $(or $(TOOL),memcheck)
 
 fuzz-sqlsmith:
 	SQLSMITH_N='$(N)' SQLSMITH_SEED='$(SEED)' bash test/fuzz/sqlsmith.sh
