@@ -60,6 +60,9 @@
 PG_FUNCTION_INFO_V1(gpuext_calibrate);
 
 #define SCRATCH_ROWS	400000
+/* the frozen table's rows: an int, a comma and 100 bytes of padding */
+#define FROZEN_PAD		"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+#define FROZEN_ROW_BYTES 136.0	/* on the page: header, int, text */
 #define STORAGE_FILE_MB 16
 
 /* calibration generation this backend has applied */
@@ -335,9 +338,12 @@ measure_index_page_scale(const char *scratch, double unit_us)
 	return sum / 2;
 }
 
-/* Host cost of pinning and describing a page, over the scratch table. */
+/*
+ * Host cost of pinning and describing a page, over the first 'limit'
+ * pages of a table.
+ */
 static double
-measure_host_page(Oid relid)
+measure_host_page_n(Oid relid, BlockNumber limit)
 {
 	Relation	rel = table_open(relid, AccessShareLock);
 	uint32		max = 1024;
@@ -354,7 +360,8 @@ measure_host_page(Oid relid)
 		instr_time	t;
 
 		INSTR_TIME_SET_CURRENT(t);
-		while ((n = gx_pages_fill(src, refs, bufs, max)) > 0)
+		while (pages < limit &&
+			   (n = gx_pages_fill(src, refs, bufs, Min(max, limit - pages))) > 0)
 		{
 			pages += n;
 			gx_pages_release(bufs, n);
@@ -367,18 +374,100 @@ measure_host_page(Oid relid)
 	return best;
 }
 
+/* Host cost of pinning and describing a page, over a whole table. */
+static double
+measure_host_page(Oid relid)
+{
+	return measure_host_page_n(relid, InvalidBlockNumber);
+}
+
 /*
- * Microseconds per scratch-table row by which query 'more' takes longer
+ * The frozen table: rows about as wide as a fact table's (an int and 100
+ * bytes), loaded with COPY FREEZE so that every page is all-visible, and
+ * large enough to spill out of the CPU's caches (200 MB, or an eighth of
+ * shared_buffers when that is less: scans of tables over a quarter go
+ * through a ring of buffers and would not stay there) so that the per-page
+ * and per-row costs measured on it are those of the large tables a GPU
+ * scan is chosen for, not those of a table the caches hold.  Returns its
+ * row count.
+ */
+static int
+make_frozen_table(const char *frozen)
+{
+	double		bytes = Min(200.0 * 1024 * 1024, (double) NBuffers * BLCKSZ / 8);
+	int			rows = (int) Max(bytes / FROZEN_ROW_BYTES, 10000);
+
+	gx_spi_exec(psprintf("CREATE UNLOGGED TABLE IF NOT EXISTS %s (v int, pad text)", frozen),
+				SPI_OK_UTILITY);
+	gx_spi_exec(psprintf("TRUNCATE %s", frozen), SPI_OK_UTILITY);
+	gx_spi_exec(psprintf("COPY %s FROM PROGRAM 'seq -f %%g,%s 1 %d' WITH (FORMAT csv, FREEZE)",
+						 frozen, FROZEN_PAD, rows),
+				SPI_OK_UTILITY);
+	gx_spi_exec(psprintf("ANALYZE %s", frozen), SPI_OK_UTILITY);
+	return rows;
+}
+
+/*
+ * Host cost of the first pages of a large table, as many as 'small' has:
+ * what the visibility checks of 'small' (measured over all its pages)
+ * are compared against, so that the difference is the checks alone and
+ * not also the caches the small table fits in.
+ */
+static double
+measure_host_page_first(Oid large, Oid small)
+{
+	Relation	rel = table_open(small, AccessShareLock);
+	BlockNumber nblocks = RelationGetNumberOfBlocks(rel);
+
+	table_close(rel, AccessShareLock);
+	return measure_host_page_n(large, nblocks);
+}
+
+/*
+ * The share of a sequential scan's page cost that parallel workers divide
+ * among themselves on this machine: a stock scan of the frozen table
+ * (pages in shared buffers) with four workers against the serial scan.
+ * PostgreSQL divides only the per-row part of a partial scan's cost by its
+ * workers and charges every page in full (right for a disk, which the
+ * workers share); with the pages in memory, the page work is divided too.
+ * 1: divided as the rows are; 0: not at all (no speedup, or no workers
+ * could be started).  See indexread.c, which applies it.
+ */
+static double
+measure_parallel_page_share(const char *frozen)
+{
+	const char *q = psprintf("SELECT count(*) FROM %s WHERE v >= 0", frozen);
+	double		serial_us;
+	double		parallel_us;
+	double		divisor = 4 + Max(1.0 - 0.3 * 4, 0);
+	double		share;
+
+	gx_set_local("max_parallel_workers_per_gather", "0");
+	(void) gx_time_query(q, 1);		/* warm the buffers */
+	serial_us = gx_time_query(q, 3);
+	gx_set_local("max_parallel_workers_per_gather", "4");
+	gx_set_local("parallel_setup_cost", "0");
+	gx_set_local("parallel_tuple_cost", "0");
+	gx_set_local("min_parallel_table_scan_size", "0");
+	parallel_us = gx_time_query(q, 3);
+	gx_set_local("max_parallel_workers_per_gather", "0");
+	/* speedup s over the ideal one, divisor: share = (1 - 1/s) / (1 - 1/divisor) */
+	share = (1.0 - parallel_us / serial_us) / (1.0 - 1.0 / divisor);
+	return Min(Max(share, 0), 1);
+}
+
+/*
+ * Microseconds per row (of 'rows' in the table) by which query 'more' takes longer
  * than query 'less', less what PostgreSQL charges per row above (one tuple
  * and one operator, at unit_us per cost unit); at least 0.01.
  */
 static double
-extra_us_per_row(const char *more, const char *less, double unit_us)
+extra_us_per_row(const char *more, const char *less, int rows, double unit_us)
 {
 	double		more_us = gx_time_query(more, 3);
 	double		less_us = gx_time_query(less, 3);
 
-	return Max((more_us - less_us) / SCRATCH_ROWS - (cpu_tuple_cost + cpu_operator_cost) * unit_us, 0.01);
+	return Max((more_us - less_us) / rows - (cpu_tuple_cost + cpu_operator_cost) * unit_us, 0.01);
 }
 
 /*
@@ -393,22 +482,25 @@ measure_host_group(const char *scratch, double unit_us)
 {
 	return extra_us_per_row(psprintf("SELECT count(*) FROM (SELECT id FROM %s GROUP BY id) s", scratch),
 							psprintf("SELECT count(*) FROM (SELECT v / 1000 FROM %s GROUP BY 1) s", scratch),
-							unit_us);
+							SCRATCH_ROWS, unit_us);
 }
 
 /*
  * Host work per row a GpuScan returns (forming it from its page for the
- * executor), on the GPU where there is one: the scan of the scratch table
- * with every row passing against the same scan with none.  The rows go to
- * a count over a subquery kept apart with OFFSET 0, so that the scan itself
- * returns each of them.
+ * executor), on the GPU where there is one: the scan of the frozen table
+ * (larger than the CPU's caches, as the tables a GpuScan pays off on are)
+ * returning one row in 4, against the same scan returning none.  Rows 4
+ * apart share no cache line, as the rows of a selective scan do not
+ * (returning every row would let the CPU's prefetching hide much of the
+ * cost).  The rows go to a count over a subquery kept apart with OFFSET
+ * 0, so that the scan itself returns each of them, with both columns.
  */
 static double
-measure_host_tuple(const char *scratch, double unit_us)
+measure_host_tuple(const char *frozen, int rows, double unit_us)
 {
-	const char *q = "SELECT count(*) FROM (SELECT id, v FROM %s WHERE v %s 0 OFFSET 0) s";
+	const char *q = "SELECT count(*) FROM (SELECT v, pad FROM %s WHERE v %% 4 = %d OFFSET 0) s";
 
-	return extra_us_per_row(psprintf(q, scratch, ">="), psprintf(q, scratch, "<"), unit_us);
+	return extra_us_per_row(psprintf(q, frozen, 0), psprintf(q, frozen, -1), rows / 4, unit_us);
 }
 
 /* The link and the device, through the service. */
@@ -501,6 +593,8 @@ gpuext_calibrate(PG_FUNCTION_ARGS)
 	char	   *scratch;
 	Oid			scratch_oid;
 	char	   *frozen;
+	Oid			frozen_oid;
+	int			frozen_rows;
 	const char *scan_sql;
 	int			guc_level;
 	double		slow_page_us;
@@ -545,14 +639,15 @@ gpuext_calibrate(PG_FUNCTION_ARGS)
 	 * is, as most pages of a table at rest are.
 	 */
 	slow_page_us = measure_host_page(scratch_oid);
-	gx_spi_exec(psprintf("CREATE UNLOGGED TABLE IF NOT EXISTS %s (v int)", frozen), SPI_OK_UTILITY);
-	gx_spi_exec(psprintf("TRUNCATE %s", frozen), SPI_OK_UTILITY);
-	gx_spi_exec(psprintf("COPY %s FROM PROGRAM 'seq 1 %d' WITH (FREEZE)", frozen, SCRATCH_ROWS),
-				SPI_OK_UTILITY);
-	fast_page_us = measure_host_page(RangeVarGetRelid(makeRangeVarFromNameList(stringToQualifiedNameList(frozen)),
-													  AccessShareLock, false));
+	frozen_rows = make_frozen_table(frozen);
+	frozen_oid = RangeVarGetRelid(makeRangeVarFromNameList(stringToQualifiedNameList(frozen)),
+								  AccessShareLock, false);
+	fast_page_us = measure_host_page(frozen_oid);
 	m[n++] = (Measured) {"host_page_us", fast_page_us, "us"};
-	m[n++] = (Measured) {"host_visibility_us", Max(slow_page_us - fast_page_us, 0), "us"};
+	/* the scratch table is small: its pages' fixed cost is the frozen one */
+	m[n++] = (Measured) {"host_visibility_us",
+		Max(slow_page_us - measure_host_page_first(frozen_oid, scratch_oid), 0), "us"};
+	m[n++] = (Measured) {"parallel_page_share", measure_parallel_page_share(frozen), "ratio"};
 
 	/* the CPU engine's rate per row and instruction (about 4 per row here) */
 	gx_set_local("gpuext.enabled", "on");
@@ -571,7 +666,7 @@ gpuext_calibrate(PG_FUNCTION_ARGS)
 	}
 	if (gx_service_has_gpu(&why))
 		gx_set_local("gpuext.device", "gpu");
-	m[n++] = (Measured) {"host_tuple_us", measure_host_tuple(scratch, m[cost_unit].value), "us"};
+	m[n++] = (Measured) {"host_tuple_us", measure_host_tuple(frozen, frozen_rows, m[cost_unit].value), "us"};
 	gx_set_local("gpuext.enable_gpuagg", "on");
 	m[n++] = (Measured) {"host_group_us", measure_host_group(scratch, m[cost_unit].value), "us"};
 	AtEOXact_GUC(true, guc_level);

@@ -18,6 +18,7 @@
 #include <float.h>
 #include <math.h>
 
+#include "nodes/pathnodes.h"
 #include "optimizer/cost.h"
 #include "optimizer/optimizer.h"
 #include "utils/guc.h"
@@ -46,6 +47,7 @@ double		gx_storage_random_read_us = 100.0;
 double		gx_storage_seq_write_us = 40.0;
 double		gx_storage_random_write_us = 400.0;
 double		gx_index_cost_scale = 1.0;
+double		gx_parallel_page_share = 0.0;
 bool		gx_recost_spills = true;
 
 /* Define a real-valued cost parameter. */
@@ -126,11 +128,24 @@ gx_cost_define_gucs(void)
 	define_param("gpuext.index_cost_scale",
 				 "Factor on seq_page_cost and random_page_cost when gpuext re-costs PostgreSQL's index and bitmap scans.",
 				 &gx_index_cost_scale, 1.0, 0.01, 100);
+	define_param("gpuext.parallel_page_share",
+				 "Share of a parallel sequential scan's page cost that its workers divide among themselves when gpuext re-costs PostgreSQL's partial sequential scans.",
+				 &gx_parallel_page_share, 0.0, 0, 1);
 	DefineCustomBoolVariable("gpuext.recost_spills",
 							 "Re-costs PostgreSQL's spilling hash aggregations and sorts with the storage write costs.",
 							 "A page written to a temporary file costs PostgreSQL's page cost times "
 							 "storage_*_write_us / storage_*_read_us.",
 							 &gx_recost_spills, true, PGC_USERSET, 0, NULL, NULL, NULL);
+}
+
+/* list_sort comparator: by total cost, as add_path keeps its lists */
+int
+gx_compare_total_cost(const ListCell *a, const ListCell *b)
+{
+	Cost		ca = ((Path *) lfirst(a))->total_cost;
+	Cost		cb = ((Path *) lfirst(b))->total_cost;
+
+	return ca < cb ? -1 : ca > cb ? 1 : 0;
 }
 
 /* Microseconds to cost units. */

@@ -39,12 +39,14 @@ extern double gx_storage_seq_write_us;	/* a page written (and synced) sequential
 extern double gx_storage_random_write_us;
 
 extern double gx_index_cost_scale;		/* page costs of stock index paths (indexread.c) */
+extern double gx_parallel_page_share;	/* page costs of stock partial seq scans (indexread.c) */
 extern bool gx_recost_spills;			/* re-cost PostgreSQL's spilling operators */
 
 extern void gx_cost_define_gucs(void);
 extern void gx_spill_cost_init(void);
 extern void gx_index_cost_init(void);
 extern void gx_cost_refresh(void);
+extern int	gx_compare_total_cost(const ListCell *a, const ListCell *b);
 
 /* inputs of a scan's costing */
 typedef struct GxScanCostInput

@@ -1,7 +1,8 @@
 /*-------------------------------------------------------------------------
  * indexread.c
- *		Re-cost PostgreSQL's index and bitmap scans with the measured price
- *		of their page reads, so that they compare fairly with gpuext's paths.
+ *		Re-cost PostgreSQL's index, bitmap and parallel sequential scans
+ *		with the measured price of their page reads, so that they compare
+ *		fairly with gpuext's paths.
  *
  * gpuext's paths are costed in microseconds and converted with
  * gpuext.cost_unit_us, which gpuext_calibrate() measures on a stock
@@ -24,6 +25,19 @@
  * the estimate changes; the per-tuple part stays as it was.  Only while
  * gpuext.enabled is on; the default, 1, changes nothing.
  *
+ * Partial sequential scans (the workers' side of a parallel scan) are
+ * re-costed too: PostgreSQL divides their per-row cost among the workers
+ * but charges every page in full, as if the workers shared one disk.  With
+ * the pages in shared buffers each worker reads its own pages, and a
+ * parallel scan runs nearly as many times faster as it has processes, so
+ * a GPU plan compared against one looked far cheaper than it was.
+ * gpuext_calibrate() measures parallel_page_share, the share of the page
+ * cost the workers of this machine divide (a four-worker scan against the
+ * serial one), and the page part of each partial sequential scan becomes
+ * pages * seq_page_cost * ((1 - share) + share / divisor), the divisor
+ * being PostgreSQL's own (workers, plus the leader's part).  The default,
+ * 0, changes nothing.
+ *
  * Approximate: one factor for every table, measured on warm data;
  * tablespace-specific page costs are not scaled; parameterized paths
  * (inner sides of nested loops) keep their cost; paths that add_path had
@@ -39,6 +53,7 @@
 #include "optimizer/cost.h"
 #include "optimizer/optimizer.h"
 #include "optimizer/paths.h"
+#include "utils/spccache.h"
 
 #include "cost.h"
 #include "gpuext.h"
@@ -91,6 +106,55 @@ recost_index_paths(PlannerInfo *root, RelOptInfo *rel, List *paths)
 	}
 }
 
+/*
+ * PostgreSQL's divisor of a partial path's per-row cost: its workers, plus
+ * the part of a worker's work the leader does (costsize.c's rule).
+ */
+static double
+parallel_divisor(Path *path)
+{
+	double		divisor = path->parallel_workers;
+
+	if (parallel_leader_participation)
+	{
+		double		leader = 1.0 - 0.3 * path->parallel_workers;
+
+		if (leader > 0)
+			divisor += leader;
+	}
+	return divisor;
+}
+
+/*
+ * Divide the given share of the page cost of each partial sequential scan
+ * of a base relation among its processes (see the file comment), keeping
+ * the list in the order of total cost that add_partial_path keeps.
+ */
+static void
+recost_partial_seqscans(RelOptInfo *rel, double share)
+{
+	ListCell   *lc;
+	double		spc_seq_page_cost;
+	bool		changed = false;
+
+	get_tablespace_page_costs(rel->reltablespace, NULL, &spc_seq_page_cost);
+	foreach(lc, rel->partial_pathlist)
+	{
+		Path	   *path = (Path *) lfirst(lc);
+		double		pages_cost = spc_seq_page_cost * rel->pages;
+		double		divisor;
+
+		if (path->pathtype != T_SeqScan || path->param_info != NULL ||
+			path->parallel_workers <= 0)
+			continue;
+		divisor = parallel_divisor(path);
+		path->total_cost -= pages_cost * share * (1.0 - 1.0 / divisor);
+		changed = true;
+	}
+	if (changed)
+		list_sort(rel->partial_pathlist, gx_compare_total_cost);
+}
+
 /* set_rel_pathlist_hook: re-cost the stock index paths of a base relation. */
 static void
 index_recost_paths(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTblEntry *rte)
@@ -104,6 +168,8 @@ index_recost_paths(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTblEntry 
 	if (!gpuext_enabled || rel->reloptkind != RELOPT_BASEREL)
 		return;
 	gx_cost_refresh();
+	if (gx_parallel_page_share > 0)
+		recost_partial_seqscans(rel, gx_parallel_page_share);
 	if (gx_index_cost_scale == 1.0)
 		return;
 

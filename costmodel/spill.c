@@ -214,16 +214,6 @@ recost_path(RecostContext *cx, Path *p)
 	return surcharge;
 }
 
-/* list_sort comparator: by total cost, as add_path keeps its lists */
-static int
-compare_total_cost(const ListCell *a, const ListCell *b)
-{
-	Cost		ca = ((Path *) lfirst(a))->total_cost;
-	Cost		cb = ((Path *) lfirst(b))->total_cost;
-
-	return ca < cb ? -1 : ca > cb ? 1 : 0;
-}
-
 /*
  * create_upper_paths_hook: re-cost the spilling paths of an upper
  * relation before they compete (and before GpuAgg compares with them).
@@ -265,8 +255,8 @@ spill_recost_upper_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo 
 	if (!cx.changed)
 		return;
 	/* the cheapest first again: callers take linitial(partial_pathlist) */
-	list_sort(output_rel->pathlist, compare_total_cost);
-	list_sort(output_rel->partial_pathlist, compare_total_cost);
+	list_sort(output_rel->pathlist, gx_compare_total_cost);
+	list_sort(output_rel->partial_pathlist, gx_compare_total_cost);
 }
 
 /*

@@ -82,13 +82,14 @@ DROP ROLE cm_user;
 -- it measures storage and the CPU everywhere (and the GPU where there is
 -- one), stores the values, and they are in force in this session
 SELECT count(*) >= 7 AS measured_enough,
-       bool_and(measured > 0 AND measured < 1e6) AS plausible
+       bool_and(measured > 0 AND measured < 1e6) FILTER (WHERE parameter <> 'parallel_page_share') AS plausible,
+       bool_and(measured BETWEEN 0 AND 1) FILTER (WHERE parameter = 'parallel_page_share') AS share_plausible
   FROM gpuext_calibrate();
 SELECT parameter FROM gpuext_calibration_values
  WHERE parameter IN ('cost_unit_us', 'host_page_us', 'index_cost_scale', 'storage_seq_read_us',
                      'storage_random_read_us', 'storage_seq_write_us',
                      'storage_random_write_us', 'cpu_engine_row_ns', 'host_group_us',
-                     'host_tuple_us')
+                     'host_tuple_us', 'parallel_page_share')
  ORDER BY 1;
 -- pages in memory cost less than PostgreSQL's defaults say, never more
 SELECT value BETWEEN 0.01 AND 1 AS index_scale_plausible
