@@ -400,7 +400,7 @@ make_frozen_table(const char *frozen)
 	gx_spi_exec(psprintf("CREATE UNLOGGED TABLE IF NOT EXISTS %s (v int, pad text)", frozen),
 				SPI_OK_UTILITY);
 	gx_spi_exec(psprintf("TRUNCATE %s", frozen), SPI_OK_UTILITY);
-	gx_spi_exec(psprintf("COPY %s FROM PROGRAM 'seq -f %%g,%s 1 %d' WITH (FORMAT csv, FREEZE)",
+	gx_spi_exec(psprintf("COPY %s FROM PROGRAM 'seq -f %%.0f,%s 1 %d' WITH (FORMAT csv, FREEZE)",
 						 frozen, FROZEN_PAD, rows),
 				SPI_OK_UTILITY);
 	gx_spi_exec(psprintf("ANALYZE %s", frozen), SPI_OK_UTILITY);
