@@ -136,9 +136,12 @@ extern void gxg_device_explain(GxgDevice *dev, ExplainState *es);
 
 /* gxgist_batch.c */
 extern void gxg_batch_meta(Relation index, BlockNumber *root, uint64 *splits);
+/* GxRtPair.pad of a pair whose heap page was all-visible (gxg_walk) */
+#define GXG_PAIR_ALL_VISIBLE	1
 extern GxRtPair *gxg_walk(Relation index, GxgDevice *dev, const GxRtQuery *drive,
 						  uint32 ndrive, const GxRtQuery *filter, int nfilter,
-						  int nfilterkeys, int64 *npairs);
+						  int nfilterkeys, Relation vis_heap, int64 *npairs);
+extern void gxg_sort_pairs(GxRtPair *pairs, int64 n);
 
 /* gxgist_mirror.c: the index in the layout both engines search */
 #define GXG_WALK_AUTO		0

@@ -101,6 +101,8 @@ typedef struct GxgJoinState
 	int64		next;
 	bool		found;			/* the current TID has a visible row */
 	bool		outer_done;
+	bool		skip_fetch;		/* no inner column needed: all-visible rows
+								 * are not fetched (index-only scan style) */
 	GxgDevice  *dev;			/* the tree on the GPU, kept across rescans */
 } GxgJoinState;
 
@@ -381,6 +383,8 @@ gxg_join_begin(CustomScanState *node, EState *estate, int eflags)
 	js->outer_done = false;
 	js->npairs = js->next = 0;
 	js->dev = IsMVCCSnapshot(estate->es_snapshot) ? gxg_device_create() : NULL;
+	/* all-visible means visible to this snapshot only for MVCC snapshots */
+	js->skip_fetch = js->cols.inner_maxatt == 0 && IsMVCCSnapshot(estate->es_snapshot);
 }
 
 /* Fill the scan tuple from the outer row (and the inner row, or NULLs) */
@@ -388,6 +392,33 @@ static TupleTableSlot *
 gxg_join_fill(GxgJoinState *js, TupleTableSlot *outer, TupleTableSlot *inner)
 {
 	return batchjoin_fill(&js->cols, js->css.ss.ss_ScanTupleSlot, outer, inner);
+}
+
+/*
+ * Put a batch's pairs in the order gxg_join_next consumes them: the pairs
+ * it fetches in heap order (TID, then query; a row fetched once), after
+ * the all-visible pairs of a node that fetches nothing for them, which
+ * need no order.
+ */
+static void
+gxg_join_order_pairs(GxgJoinState *js)
+{
+	int64		nvis = 0;
+
+	if (js->skip_fetch)
+	{
+		for (int64 i = 0; i < js->npairs; i++)
+		{
+			if (js->pairs[i].pad & GXG_PAIR_ALL_VISIBLE)
+			{
+				GxRtPair	t = js->pairs[nvis];
+
+				js->pairs[nvis++] = js->pairs[i];
+				js->pairs[i] = t;
+			}
+		}
+	}
+	gxg_sort_pairs(js->pairs + nvis, js->npairs - nvis);
 }
 
 /* Read a batch of outer rows, probe the index with their keys */
@@ -429,7 +460,9 @@ gxg_join_load_batch(GxgJoinState *js)
 	if (nq > 0)
 	{
 		old = MemoryContextSwitchTo(js->batch_ctx);
-		js->pairs = gxg_walk(js->index, js->dev, js->queries, nq, NULL, 0, 0, &js->npairs);
+		js->pairs = gxg_walk(js->index, js->dev, js->queries, nq, NULL, 0, 0,
+							 js->skip_fetch ? js->heap : NULL, &js->npairs);
+		gxg_join_order_pairs(js);
 		MemoryContextSwitchTo(old);
 	}
 }
@@ -450,8 +483,14 @@ gxg_join_next(ScanState *ss)
 
 			CHECK_FOR_INTERRUPTS();
 			ItemPointerSet(&tid, p->blk, p->off);
-			/* pairs are in TID order: a row is fetched once for all its probes */
-			if (js->next == 1 || p->blk != p[-1].blk || p->off != p[-1].off)
+			/*
+			 * pairs are in TID order: a row is fetched once for all its
+			 * probes; not at all when no inner column is needed and its
+			 * page was all-visible during the walk (gxg_mark_all_visible)
+			 */
+			if (js->skip_fetch && (p->pad & GXG_PAIR_ALL_VISIBLE))
+				js->found = true;
+			else if (js->next == 1 || p->blk != p[-1].blk || p->off != p[-1].off)
 				js->found = batchjoin_fetch_inner(js->fetch, &tid, snapshot, js->heap_slot);
 			if (!js->found)
 				continue;
