@@ -42,6 +42,8 @@
  */
 #include "gpuext.h"
 
+#include <math.h>
+
 #include "access/xlog.h"
 #include "miscadmin.h"
 #include "storage/bufmgr.h"
@@ -74,6 +76,14 @@ struct GxgDevice
 	uint64		splits;			/* requests split in two (visits, results) */
 	uint64		resends;		/* requests sent again with more room */
 	uint64		probes_left;	/* probes handed back for the pages walk */
+	/* for the result room of a request (gxg_device_room) */
+	double		leaf_entries;	/* leaf entries of the copy */
+	double		leaf_w;			/* their mean width and height */
+	double		leaf_h;
+	double		area_w;			/* the width and height of their bounds */
+	double		area_h;
+	uint64		seen_probes;	/* probes and results of this node's requests */
+	uint64		seen_pairs;
 	char		why[GX_ERRLEN]; /* why the GPU is not used, if it was wanted */
 };
 
@@ -164,6 +174,93 @@ gxg_device_copy_tree(Relation index, uint64 *bytes)
 }
 
 /*
+ * The leaf entries of a copy: their count, mean size and bounds, for
+ * gxg_device_room (NaN and infinite boxes left out of the sizes)
+ */
+static void
+gxg_device_leaf_stats(GxgDevice *dev, const GxRtMirror *m)
+{
+	const uint16_t *counts = gx_rt_mirror_counts(m);
+	const GxRtEntry *nodes = gx_rt_mirror_nodes(m);
+	double		n = 0;
+	double		nsized = 0;
+	double		sw = 0;
+	double		sh = 0;
+	double		xlo = INFINITY;
+	double		ylo = INFINITY;
+	double		xhi = -INFINITY;
+	double		yhi = -INFINITY;
+
+	for (uint32 b = 0; b < m->nblocks; b++)
+	{
+		const GxRtEntry *e = nodes + (size_t) b * m->node_stride;
+		int			c = counts[b] & GX_RT_COUNT_MASK;
+
+		if ((counts[b] & GX_RT_NODE_BIT) == 0 || (counts[b] & GX_RT_LEAF_BIT) == 0)
+			continue;
+		n += c;
+		for (int i = 0; i < c; i++)
+		{
+			double		w = e[i].xhi - e[i].xlo;
+			double		h = e[i].yhi - e[i].ylo;
+
+			if (!isfinite(w) || !isfinite(h))
+				continue;
+			nsized++;
+			sw += w;
+			sh += h;
+			xlo = Min(xlo, e[i].xlo);
+			ylo = Min(ylo, e[i].ylo);
+			xhi = Max(xhi, e[i].xhi);
+			yhi = Max(yhi, e[i].yhi);
+		}
+	}
+	dev->leaf_entries = n;
+	dev->leaf_w = nsized > 0 ? sw / nsized : 0;
+	dev->leaf_h = nsized > 0 ? sh / nsized : 0;
+	dev->area_w = nsized > 0 ? xhi - xlo : 0;
+	dev->area_h = nsized > 0 ? yhi - ylo : 0;
+}
+
+/*
+ * The result room to ask for probes q[0..nq): the pairs this node's
+ * requests have had a probe so far, or before any, for && probes, the
+ * entries that a box of the query's size grown by the mean leaf size
+ * would meet if they were spread evenly over their bounds (4 a probe for
+ * the other strategies), with a margin.  A guess: a request whose results
+ * do not fit is sent again with room for their count.
+ */
+static uint64
+gxg_device_room(GxgDevice *dev, const GxRtQuery *q, uint32 nq)
+{
+	double		area = dev->area_w * dev->area_h;
+	double		guess = 0;
+
+	if (dev->seen_probes > 0)
+		guess = (double) nq * dev->seen_pairs / dev->seen_probes;
+	else
+	{
+		for (uint32 i = 0; i < nq; i++)
+		{
+			double		w = q[i].xhi - q[i].xlo + dev->leaf_w;
+			double		h = q[i].yhi - q[i].ylo + dev->leaf_h;
+			double		share = 1.0;
+
+			if (q[i].strategy != GX_RT_OVERLAP)
+			{
+				guess += 4;
+				continue;
+			}
+			if (area > 0 && isfinite(w) && isfinite(h))
+				share = Min(Max(w, 0) * Max(h, 0) / area, 1.0);
+			guess += share * dev->leaf_entries;
+		}
+	}
+	guess = guess * 1.25 + 1024;
+	return guess >= (double) PG_UINT32_MAX ? PG_UINT32_MAX : (uint64) guess;
+}
+
+/*
  * The first wanted batch: pick the engine, copy the tree and put it where
  * that engine searches it.  Returns false when the node walks the pages.
  */
@@ -231,6 +328,7 @@ gxg_device_prepare(GxgDevice *dev, Relation index)
 		}
 		dev->mirror = NULL;
 	}
+	gxg_device_leaf_stats(dev, m);
 	dev->nblocks = m->nblocks;
 	dev->root = m->root;
 	dev->root_level = m->root_level;
@@ -335,8 +433,7 @@ gxg_device_walk(GxgDevice *dev, Relation index, const GxRtQuery *drive, uint32 n
 		bool		resend = false;
 
 		CHECK_FOR_INTERRUPTS();
-		/* first guess: a few results a probe */
-		room = r.room ? r.room : Max((uint64) nq * 4, 1024);
+		room = r.room ? r.room : gxg_device_room(dev, drive + r.lo, nq);
 		room = Max(Min(room, max_room), 1);
 		visit_cap = Max((uint64) nq * 8, (uint64) dev->nblocks);
 		visit_cap = Min(visit_cap, (uint64) PG_INT32_MAX);
@@ -413,6 +510,11 @@ gxg_device_walk(GxgDevice *dev, Relation index, const GxRtQuery *drive, uint32 n
 			gxg_device_append(pairs, npairs, &cap,
 							  (const GxRtPair *) ((char *) out + sizeof(GxRtSearchOut)),
 							  out->npairs, r.lo);
+		if (!(out->flags & GX_RT_OVERFLOW_VISITS))
+		{
+			dev->seen_probes += nq;
+			dev->seen_pairs += out->npairs;
+		}
 
 		if (nstack + 2 > stack_cap)
 		{

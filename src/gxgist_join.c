@@ -47,6 +47,7 @@
 #include "nodes/extensible.h"
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
+#include "optimizer/clauses.h"
 #include "optimizer/cost.h"
 #include "optimizer/optimizer.h"
 #include "optimizer/pathnode.h"
@@ -188,6 +189,42 @@ gxg_join_match(PlannerInfo *root, RestrictInfo *rinfo, RelOptInfo *outerrel,
 }
 
 /*
+ * A GistJoin path over outer_path (a partial one for a partial path: its
+ * rows are one worker's share).  Cost: the outer path, a descent and the
+ * leaves reached per outer row (one entry test each), the inner rows
+ * fetched as an index scan would fetch them, and the host quals on every
+ * joined row.
+ */
+static CustomPath *
+gxg_join_path(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *innerrel,
+			  IndexOptInfo *index, Path *outer_path, QualCost *qcost, List *private)
+{
+	CustomPath *cpath;
+	double		outer_rows = Max(outer_path->rows, 1.0);
+	double		share = Min(1.0, outer_rows / Max(outer_path->parent->rows, 1.0));
+	double		rows = clamp_row_est(joinrel->rows * share);
+	double		fanout = GXG_MAX_NODE_SIZE * 0.7;
+	double		levels;
+	double		per_probe;
+	double		pages_fetched;
+
+	levels = (innerrel->tuples > 1) ? ceil(log(innerrel->tuples) / log(fanout)) : 1;
+	per_probe = (levels + rows / outer_rows / fanout) * fanout * gxg_entry_test_cost();
+	pages_fetched = index_pages_fetched(rows, innerrel->pages, (double) index->pages, root);
+
+	cpath = batchjoin_make_path(joinrel, outer_path, &gxg_join_path_methods);
+	cpath->path.rows = rows;
+	cpath->path.startup_cost = outer_path->startup_cost + qcost->startup;
+	cpath->path.total_cost = outer_path->total_cost + qcost->startup
+		+ outer_rows * per_probe
+		+ pages_fetched * random_page_cost
+		+ rows * (cpu_tuple_cost + cpu_index_tuple_cost + qcost->per_tuple)
+		+ rows * joinrel->reltarget->cost.per_tuple;
+	cpath->custom_private = private;
+	return cpath;
+}
+
+/*
  * set_join_pathlist_hook: offer a GistJoin path for an inner join probing
  * the inner table's gpuext_gist index with the outer rows' keys.
  */
@@ -204,14 +241,11 @@ gxg_join_pathlist(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
 	Oid			opno = InvalidOid;
 	AttrNumber	attno = 0;
 	Path	   *outer_path;
+	Path	   *partial_outer;
 	CustomPath *cpath;
 	List	   *host_rinfos = NIL;
+	List	   *private;
 	QualCost	qcost;
-	double		outer_rows;
-	double		per_probe;
-	double		levels;
-	double		fanout = GXG_MAX_NODE_SIZE * 0.7;
-	double		pages_fetched;
 
 	if (prev_set_join_pathlist_hook)
 		prev_set_join_pathlist_hook(root, joinrel, outerrel, innerrel, jointype, extra);
@@ -255,6 +289,11 @@ gxg_join_pathlist(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
 	outer_path = outerrel->cheapest_total_path;
 	if (outer_path == NULL || outer_path->param_info != NULL)
 		return;
+	partial_outer = (joinrel->consider_parallel && innerrel->consider_parallel &&
+					 outerrel->partial_pathlist != NIL)
+		? linitial(outerrel->partial_pathlist) : NULL;
+	if (partial_outer && partial_outer->param_info != NULL)
+		partial_outer = NULL;
 
 	/* plain columns only, and every outer column in the outer path's output */
 	if (!batchjoin_vars_ok((Node *) joinrel->reltarget->exprs) ||
@@ -273,33 +312,34 @@ gxg_join_pathlist(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
 			if (v->varno != innerrel->relid &&
 				!list_member(outer_path->pathtarget->exprs, v))
 				return;
+			if (v->varno != innerrel->relid && partial_outer &&
+				!list_member(partial_outer->pathtarget->exprs, v))
+				partial_outer = NULL;
 		}
 	}
 
-	/*
-	 * Cost: the outer path, a descent and the leaves reached per outer row
-	 * (one entry test each), the inner rows fetched as an index scan would
-	 * fetch them, and the host quals on every joined row.
-	 */
-	outer_rows = Max(outer_path->rows, 1.0);
-	levels = (innerrel->tuples > 1) ? ceil(log(innerrel->tuples) / log(fanout)) : 1;
-	per_probe = (levels + joinrel->rows / outer_rows / fanout) * fanout * gxg_entry_test_cost();
-	pages_fetched = index_pages_fetched(joinrel->rows, innerrel->pages,
-										(double) index->pages, root);
 	cost_qual_eval(&qcost, host_rinfos, root);
+	private = list_make4(key_rinfo, host_rinfos, outer_expr,
+						 lappend_int(list_make4_int(strategy, (int) opno, attno,
+													(int) index->indexoid),
+									 (int) innerrel->relid));
+	add_path(joinrel, &gxg_join_path(root, joinrel, innerrel, index, outer_path,
+									 &qcost, private)->path);
 
-	cpath = batchjoin_make_path(joinrel, outer_path, &gxg_join_path_methods);
-	cpath->path.startup_cost = outer_path->startup_cost + qcost.startup;
-	cpath->path.total_cost = outer_path->total_cost + qcost.startup
-		+ outer_rows * per_probe
-		+ pages_fetched * random_page_cost
-		+ joinrel->rows * (cpu_tuple_cost + cpu_index_tuple_cost + qcost.per_tuple)
-		+ joinrel->rows * joinrel->reltarget->cost.per_tuple;
-	cpath->custom_private = list_make4(key_rinfo, host_rinfos, outer_expr,
-									   lappend_int(list_make4_int(strategy, (int) opno, attno,
-																  (int) index->indexoid),
-												   (int) innerrel->relid));
-	add_path(joinrel, &cpath->path);
+	/*
+	 * Partial: the workers of a Gather share the outer rows (a partial outer
+	 * path), each probing the index with its own; as a parallel nested loop
+	 * over an index scan
+	 */
+	if (partial_outer && partial_outer->parallel_safe &&
+		is_parallel_safe(root, (Node *) outer_expr) &&
+		is_parallel_safe(root, (Node *) extract_actual_clauses(host_rinfos, false)))
+	{
+		cpath = gxg_join_path(root, joinrel, innerrel, index, partial_outer, &qcost, private);
+		cpath->path.parallel_safe = true;
+		cpath->path.parallel_workers = partial_outer->parallel_workers;
+		add_partial_path(joinrel, &cpath->path);
+	}
 }
 
 /* PlanCustomPath: the CustomScan, its scan tuple and the source map */

@@ -108,6 +108,17 @@ SELECT pg_temp.gb_time('join q && t', 'gpuext_gist nested loop',
 SELECT pg_temp.gb_time('join q && t', 'gpuext_gist GistJoin',
   'SELECT count(*) FROM gb_q q JOIN gb_gx t ON t.bx && q.qb',
   'SET enable_nestloop = off; SET enable_hashjoin = off; SET enable_mergejoin = off', :reps);
+SELECT pg_temp.gb_time('join q && t', 'gpuext_gist GistJoin, 8 workers',
+  'SELECT count(*) FROM gb_q q JOIN gb_gx t ON t.bx && q.qb',
+  'SET enable_nestloop = off; SET enable_hashjoin = off; SET enable_mergejoin = off; '
+  'SET max_parallel_workers_per_gather = 8; SET parallel_setup_cost = 0; '
+  'SET parallel_tuple_cost = 0; SET min_parallel_table_scan_size = 0', :reps);
+SELECT pg_temp.gb_time('join q && t', 'gpuext_gist GistJoin, 8 workers, gpuext on (GPU if any)',
+  'SELECT count(*) FROM gb_q q JOIN gb_gx t ON t.bx && q.qb',
+  'SET enable_nestloop = off; SET enable_hashjoin = off; SET enable_mergejoin = off; '
+  'SET gpuext.enabled = on; SET gpuext.gist_join_batch = 65536; '
+  'SET max_parallel_workers_per_gather = 8; SET parallel_setup_cost = 0; '
+  'SET parallel_tuple_cost = 0; SET min_parallel_table_scan_size = 0', :reps);
 SELECT pg_temp.gb_time('join q && t', 'gpuext_gist GistJoin, gpuext on (GPU if any)',
   'SELECT count(*) FROM gb_q q JOIN gb_gx t ON t.bx && q.qb',
   'SET enable_nestloop = off; SET enable_hashjoin = off; SET enable_mergejoin = off; '
