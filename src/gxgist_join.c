@@ -65,7 +65,7 @@
 #include "gxgist.h"
 
 static bool gxg_enable_join = true;
-static int	gxg_join_batch = 1024;
+static int	gxg_join_batch = 65536;
 static set_join_pathlist_hook_type prev_set_join_pathlist_hook = NULL;
 
 /* custom_private of the plan: these Integer nodes, then the source map
@@ -470,16 +470,29 @@ gxg_join_load_batch(GxgJoinState *js)
 	uint32		nq = 0;
 	MemoryContext old;
 
+	uint32		cap = (uint32) Min(gxg_join_batch, 1024);
+
 	MemoryContextReset(js->batch_ctx);
 	js->pairs = NULL;
 	js->npairs = js->next = 0;
-	js->outer_rows = MemoryContextAlloc(js->batch_ctx, gxg_join_batch * sizeof(MinimalTuple));
-	js->queries = MemoryContextAlloc(js->batch_ctx, gxg_join_batch * sizeof(GxRtQuery));
+	js->outer_rows = MemoryContextAlloc(js->batch_ctx, cap * sizeof(MinimalTuple));
+	js->queries = MemoryContextAlloc(js->batch_ctx, cap * sizeof(GxRtQuery));
 	while (nq < (uint32) gxg_join_batch)
 	{
-		TupleTableSlot *slot = ExecProcNode(outer);
+		TupleTableSlot *slot;
 		Datum		key;
 		bool		isnull;
+
+		if (nq == cap)
+		{
+			/* a batch also ends when its outer rows fill work_mem */
+			if (MemoryContextMemAllocated(js->batch_ctx, false) >= (Size) work_mem * 1024)
+				break;
+			cap = (uint32) Min((uint64) cap * 2, (uint64) gxg_join_batch);
+			js->outer_rows = repalloc(js->outer_rows, cap * sizeof(MinimalTuple));
+			js->queries = repalloc(js->queries, cap * sizeof(GxRtQuery));
+		}
+		slot = ExecProcNode(outer);
 
 		if (TupIsNull(slot))
 		{
@@ -624,7 +637,8 @@ gx_gist_join_init(void)
 							 NULL, NULL, NULL);
 	DefineCustomIntVariable("gpuext.gist_join_batch",
 							"Outer rows per batch of GistJoin probes.",
-							NULL, &gxg_join_batch, 1024, 1, 1024 * 1024,
+							"A batch also ends when its outer rows fill work_mem.",
+							&gxg_join_batch, 65536, 1, 1024 * 1024,
 							PGC_USERSET, 0, NULL, NULL, NULL);
 	prev_set_join_pathlist_hook = set_join_pathlist_hook;
 	set_join_pathlist_hook = gxg_join_pathlist;
