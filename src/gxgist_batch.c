@@ -171,6 +171,23 @@ gxg_batch_meta(Relation index, BlockNumber *root, uint64 *splits)
 }
 
 /*
+ * The metapage's build id and insert count: together they name one state
+ * of the index's entries (0, 0 for indexes built before they existed)
+ */
+void
+gxg_meta_version(Relation index, uint64 *build_id, uint64 *inserts)
+{
+	Buffer		metabuf = ReadBuffer(index, GXG_META_BLKNO);
+	GxgMetaPageData *meta;
+
+	LockBuffer(metabuf, BUFFER_LOCK_SHARE);
+	meta = gxg_check_meta(index, BufferGetPage(metabuf));
+	*build_id = GxgMetaHasVersion(BufferGetPage(metabuf)) ? meta->build_id : 0;
+	*inserts = GxgMetaHasVersion(BufferGetPage(metabuf)) ? meta->insert_count : 0;
+	UnlockReleaseBuffer(metabuf);
+}
+
+/*
  * Flag the pairs whose heap page is all-visible (GXG_PAIR_ALL_VISIBLE), so
  * that a caller needing no heap column can count the row without fetching
  * it, as an index-only scan does.  Called while the walk still holds the

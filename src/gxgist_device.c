@@ -10,16 +10,30 @@
  * share lock, and sends it to the service, which keeps it in a task
  * (GX_REQ_RTREE_LOAD, then GX_REQ_RTREE_FILL for the parts that did not
  * fit one request); the host copy is then freed.  Every batch of the node
- * is then one or more GX_REQ_RTREE_SEARCH requests; the task is freed at
- * the node's end (or with its resource owner on an error, or by the
- * service when the backend is gone).
+ * is then one or more GX_REQ_RTREE_SEARCH requests.
  *
- * The copy is kept for the node's life and not across queries.  That is
- * exact for MVCC snapshots (callers pass no GxgDevice otherwise): an entry
- * inserted after the copy was made belongs to a row the snapshot cannot
- * see, and an entry that vacuum removed since pointed to a row dead to
- * every snapshot, whose slot, if reused, holds a row this snapshot cannot
- * see either; the heap fetch drops both.
+ * Within a node the copy is exact for MVCC snapshots (callers pass no
+ * GxgDevice otherwise): an entry inserted after the copy was made belongs
+ * to a row the snapshot cannot see, and an entry that vacuum removed since
+ * pointed to a row dead to every snapshot, whose slot, if reused, holds a
+ * row this snapshot cannot see either; the heap fetch drops both (device
+ * results are never counted without a fetch).
+ *
+ * Across nodes and queries, with gpuext.gist_device_cache (off by default
+ * until it has run on a GPU): a GPU copy is kept for the session (up to
+ * GXG_DEVICE_COPIES, least recently used out) with the index's state when
+ * it was made: the metapage's build id (a new one for every build, REINDEX
+ * and TRUNCATE included, with the relfilenode) and insert count (every
+ * insert bumps it in its WAL record, so standbys see it too).  A later node
+ * whose snapshot was taken before it reads the same state uses the copy:
+ * no entry was inserted since (an insert precedes its commit), and removed
+ * entries are as above.  Any insert makes the copy unused; it is freed at
+ * the next look-up once no node of the backend uses it, or at the end of
+ * the session, or by an aborted transaction (with the setting off, at the
+ * next GPU node).  Otherwise, and for indexes built before the count
+ * existed (build id 0), a node gets its own copy, freed at its end (or
+ * with its resource owner on an error, or by the service when the backend
+ * is gone).  The CPU engine's copy (gist_walk = mirror) is per node.
  *
  * Bounds: a request carries up to a quarter of the DMA arena (probes and
  * results); its visit lists hold visit_cap >= max(probes, nodes) visits,
@@ -44,6 +58,7 @@
 
 #include <math.h>
 
+#include "access/xact.h"
 #include "access/xlog.h"
 #include "miscadmin.h"
 #include "storage/bufmgr.h"
@@ -84,6 +99,7 @@ struct GxgDevice
 	double		area_h;
 	uint64		seen_probes;	/* probes and results of this node's requests */
 	uint64		seen_pairs;
+	bool		cached;			/* task_id is a session copy (gxg_copies) */
 	char		why[GX_ERRLEN]; /* why the GPU is not used, if it was wanted */
 };
 
@@ -94,6 +110,54 @@ typedef struct GxgRange
 	uint32		hi;
 	uint64		room;
 } GxgRange;
+
+/*
+ * Device copies kept for the session, by index state: a copy made when the
+ * index's metapage read (build id, insert count) serves every later node
+ * that reads the same pair.  GPU copies only.
+ */
+#define GXG_DEVICE_COPIES	4
+
+typedef struct GxgDeviceCopy
+{
+	Oid			relid;			/* InvalidOid: an unused slot */
+	RelFileNode node;
+	uint64		build_id;
+	uint64		inserts;
+	uint32		task_id;		/* a session task */
+	uint32		nblocks;
+	uint32		root;
+	uint32		root_level;
+	uint64		tree_bytes;
+	double		leaf_entries;
+	double		leaf_w;
+	double		leaf_h;
+	double		area_w;
+	double		area_h;
+	uint64		last_use;
+	int			users;			/* nodes using it now (0 at a transaction's end) */
+	bool		stale;			/* matches no state: freed once unused */
+} GxgDeviceCopy;
+
+bool		gxg_device_cache = false;	/* gpuext.gist_device_cache */
+
+static GxgDeviceCopy gxg_copies[GXG_DEVICE_COPIES];
+static uint64 gxg_copy_clock = 0;
+static bool gxg_copy_callback = false;
+
+/*
+ * The end of a transaction ends every node: no copy has users.  (Nodes
+ * that an error stopped never released theirs.)
+ */
+static void
+gxg_copy_xact_callback(XactEvent event, void *arg)
+{
+	if (event == XACT_EVENT_COMMIT || event == XACT_EVENT_ABORT ||
+		event == XACT_EVENT_PARALLEL_COMMIT || event == XACT_EVENT_PARALLEL_ABORT ||
+		event == XACT_EVENT_PREPARE)
+		for (int i = 0; i < GXG_DEVICE_COPIES; i++)
+			gxg_copies[i].users = 0;
+}
 
 /* Start a device context for a node, in the current memory context */
 GxgDevice *
@@ -131,12 +195,42 @@ gxg_device_wanted(GxgDevice *dev, uint32 ndrive)
 	}
 }
 
+/*
+ * A node is done with the session copy whose task is task_id; failed: the
+ * copy is not to be used again.  Returns true when the caller must free the
+ * task (no longer a session copy, and unused).
+ */
+static bool
+gxg_copy_release(uint32 task_id, bool failed)
+{
+	for (int i = 0; i < GXG_DEVICE_COPIES; i++)
+	{
+		GxgDeviceCopy *c = &gxg_copies[i];
+
+		if (c->relid == InvalidOid || c->task_id != task_id)
+			continue;
+		if (c->users > 0)
+			c->users--;
+		if (failed)
+			c->stale = true;
+		if (c->stale && c->users == 0)
+		{
+			memset(c, 0, sizeof(*c));
+			return true;
+		}
+		return false;
+	}
+	return true;				/* forgotten meanwhile (a gone task) */
+}
+
 /* Stop using the device for this node: free the task, walk the pages */
 static void
 gxg_device_off(GxgDevice *dev, const char *why)
 {
-	if (dev->task_id != 0)
+	/* a session copy that failed is not kept either */
+	if (dev->task_id != 0 && (!dev->cached || gxg_copy_release(dev->task_id, true)))
 		gx_task_destroy(dev->task_id);
+	dev->cached = false;
 	dev->task_id = 0;
 	dev->state = GXG_DEV_OFF;
 	if (why)
@@ -261,6 +355,139 @@ gxg_device_room(GxgDevice *dev, const GxRtQuery *q, uint32 nq)
 }
 
 /*
+ * The session's copy of index at state (build_id, inserts), or NULL.
+ * Copies whose task is gone (an aborted transaction, a restarted service)
+ * are forgotten; copies of an older state of the same index are freed
+ * (once no node of this backend uses them).
+ */
+static GxgDeviceCopy *
+gxg_copy_find(Relation index, uint64 build_id, uint64 inserts)
+{
+	GxgDeviceCopy *found = NULL;
+
+	for (int i = 0; i < GXG_DEVICE_COPIES; i++)
+	{
+		GxgDeviceCopy *c = &gxg_copies[i];
+
+		if (c->relid == InvalidOid)
+			continue;
+		if (!gx_session_task_valid(c->task_id))
+		{
+			memset(c, 0, sizeof(*c));
+			continue;
+		}
+		if (c->relid != RelationGetRelid(index))
+			continue;
+		if (!c->stale && RelFileNodeEquals(c->node, index->rd_node) &&
+			c->build_id == build_id && c->inserts == inserts)
+			found = c;
+		else if (c->users == 0)
+		{
+			uint32		task = c->task_id;
+
+			memset(c, 0, sizeof(*c));
+			gx_task_destroy(task);
+		}
+		else
+			c->stale = true;	/* freed when no node uses it */
+	}
+	return found;
+}
+
+/* Free the session copies no node uses (gpuext.gist_device_cache off) */
+static void
+gxg_copy_free_unused(void)
+{
+	for (int i = 0; i < GXG_DEVICE_COPIES; i++)
+	{
+		GxgDeviceCopy *c = &gxg_copies[i];
+		uint32		task = c->task_id;
+
+		if (c->relid == InvalidOid || c->users > 0)
+			continue;
+		memset(c, 0, sizeof(*c));
+		if (gx_session_task_valid(task))
+			gx_task_destroy(task);
+	}
+}
+
+/*
+ * Keep dev's new device copy (task) for the session as the copy of index
+ * at state (build_id, inserts), in place of the least recently used one
+ */
+static void
+gxg_copy_store(GxgDevice *dev, Relation index, uint64 build_id, uint64 inserts)
+{
+	GxgDeviceCopy *slot = NULL;
+
+	if (!gxg_copy_callback)
+	{
+		RegisterXactCallback(gxg_copy_xact_callback, NULL);
+		gxg_copy_callback = true;
+	}
+	for (int i = 0; i < GXG_DEVICE_COPIES; i++)
+	{
+		GxgDeviceCopy *c = &gxg_copies[i];
+
+		if (c->relid != InvalidOid && c->users > 0)
+			continue;
+		if (slot == NULL || c->relid == InvalidOid ||
+			(slot->relid != InvalidOid && c->last_use < slot->last_use))
+			slot = c;
+	}
+	if (slot == NULL)
+		return;					/* every copy in use: this one is the node's */
+	if (slot->relid != InvalidOid)
+	{
+		uint32		task = slot->task_id;
+
+		memset(slot, 0, sizeof(*slot));
+		gx_task_destroy(task);
+	}
+	gx_task_keep_for_session(dev->task_id);
+	slot->relid = RelationGetRelid(index);
+	slot->node = index->rd_node;
+	slot->build_id = build_id;
+	slot->inserts = inserts;
+	slot->task_id = dev->task_id;
+	slot->nblocks = dev->nblocks;
+	slot->root = dev->root;
+	slot->root_level = dev->root_level;
+	slot->tree_bytes = dev->tree_bytes;
+	slot->leaf_entries = dev->leaf_entries;
+	slot->leaf_w = dev->leaf_w;
+	slot->leaf_h = dev->leaf_h;
+	slot->area_w = dev->area_w;
+	slot->area_h = dev->area_h;
+	slot->last_use = ++gxg_copy_clock;
+	slot->users = 1;
+	slot->stale = false;
+	dev->cached = true;
+}
+
+/* Take the session copy c for dev's node */
+static void
+gxg_copy_use(GxgDevice *dev, GxgDeviceCopy *c)
+{
+	c->last_use = ++gxg_copy_clock;
+	c->users++;
+	dev->task_id = c->task_id;
+	dev->cached = true;
+	dev->nblocks = c->nblocks;
+	dev->root = c->root;
+	dev->root_level = c->root_level;
+	dev->tree_bytes = c->tree_bytes;
+	dev->leaf_entries = c->leaf_entries;
+	dev->leaf_w = c->leaf_w;
+	dev->leaf_h = c->leaf_h;
+	dev->area_w = c->area_w;
+	dev->area_h = c->area_h;
+	dev->mirror = NULL;
+	dev->state = GXG_DEV_READY;
+}
+
+
+/*
  * The first wanted batch: pick the engine, copy the tree and put it where
  * that engine searches it.  Returns false when the node walks the pages.
  */
@@ -271,6 +498,8 @@ gxg_device_prepare(GxgDevice *dev, Relation index)
 	uint64		bytes;
 	int			status = GX_OK;
 	char		err[GX_ERRLEN];
+	uint64		build_id = 0;
+	uint64		inserts = 0;
 
 	if (gxg_walk_engine == GXG_WALK_MIRROR)
 		gx_engine_start_with_mode(&dev->engine, GPUEXT_DEVICE_CPU);
@@ -304,7 +533,27 @@ gxg_device_prepare(GxgDevice *dev, Relation index)
 		uint64		limit = (uint64) gpuext_gpu_memory_limit_mb * 1024 * 1024;
 		uint64		part = Max(Min(gx_shared->arena_size / 8, 64 * 1024 * 1024),
 							   1024 * 1024);
+		GxgDeviceCopy *c;
 
+		/*
+		 * The session's copy when the index is as it was then.  Read after
+		 * this node's snapshot was taken: an entry inserted since the copy
+		 * would have moved the count (its insert precedes its commit), and
+		 * an entry removed since pointed to a row dead to every snapshot,
+		 * which the heap fetch drops (see the top of the file).
+		 */
+		gxg_meta_version(index, &build_id, &inserts);
+		if (!gxg_device_cache)
+		{
+			gxg_copy_free_unused();
+			build_id = 0;		/* a copy for this node only */
+		}
+		if (build_id != 0 && (c = gxg_copy_find(index, build_id, inserts)) != NULL &&
+			(limit == 0 || c->tree_bytes <= limit))
+		{
+			gxg_copy_use(dev, c);
+			return true;
+		}
 		m = gxg_device_copy_tree(index, &bytes);
 		if (limit > 0 && bytes > limit)
 		{
@@ -334,7 +583,12 @@ gxg_device_prepare(GxgDevice *dev, Relation index)
 	dev->root_level = m->root_level;
 	dev->tree_bytes = bytes;
 	if (dev->engine.use_gpu)
+	{
 		pfree(m);
+		/* the state read before the copy: inserts since make it unused */
+		if (build_id != 0)
+			gxg_copy_store(dev, index, build_id, inserts);
+	}
 	dev->state = GXG_DEV_READY;
 	return true;
 }
@@ -566,7 +820,8 @@ gxg_device_release(GxgDevice *dev)
 {
 	if (dev == NULL)
 		return;
-	if (dev->task_id != 0)
+	/* a session copy stays for the next node */
+	if (dev->task_id != 0 && (!dev->cached || gxg_copy_release(dev->task_id, false)))
 		gx_task_destroy(dev->task_id);
 	dev->task_id = 0;
 	if (dev->cpu_table != 0)
