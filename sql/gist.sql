@@ -410,7 +410,8 @@ SELECT count(*) FROM gpuext_gist_probe('gg_gx_bx', (SELECT array_agg(qb ORDER BY
 
 -- GistJoin needing no inner column (count(*)): rows on pages that are
 -- all-visible during the walk are counted without a heap fetch; deleted
--- rows before and after VACUUM, new rows; then a parallel GistJoin (the
+-- rows before and after VACUUM, new rows; over the pages and through the
+-- CPU engine's copy (the device path); then a parallel GistJoin (the
 -- workers of a Gather share the outer rows)
 CREATE TABLE gg_vis AS SELECT * FROM gg_seq;
 CREATE INDEX gg_vis_bx ON gg_vis USING gpuext_gist (bx) WITH (node_size = 16);
@@ -421,6 +422,7 @@ DECLARE
   q text := 'SELECT count(*) FROM gg_q q JOIN gg_vis t ON t.bx && q.qb';
   ref bigint;
   got bigint;
+  got_mirror bigint;
   plan text := '';
   p text;
 BEGIN
@@ -439,6 +441,12 @@ BEGIN
     plan := plan || p || ' ';
   END LOOP;
   EXECUTE q INTO got;
+  -- and through the CPU engine's copy (the device path's all-visible flags)
+  SET LOCAL gpuext.gist_walk = mirror;
+  EXECUTE q INTO got_mirror;
+  IF got_mirror <> got THEN
+    RETURN format('MISMATCH: pages %s, mirror %s', got, got_mirror);
+  END IF;
   RETURN format('%s %s rows%s%s', CASE WHEN got = ref THEN 'ok' ELSE 'MISMATCH: expected ' || ref || ', got' END,
                 got, CASE WHEN plan ~ 'GistJoin' THEN ', GistJoin' ELSE '' END,
                 CASE WHEN plan ~ 'Gather' THEN ', parallel' ELSE '' END);

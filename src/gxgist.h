@@ -58,7 +58,16 @@ typedef struct GxgMetaPageData
 	/* since the version-1 layout; 0 in indexes built before */
 	uint64		build_id;		/* the build's time: one build of the index */
 	uint64		insert_count;	/* entries inserted since the build */
+	uint64		removal_count;	/* bulkdeletes that removed entries */
 } GxgMetaPageData;
+
+/* one state of an index's entries (gxg_meta_version); all 0: unknown */
+typedef struct GxgMetaVersion
+{
+	uint64		build_id;
+	uint64		inserts;
+	uint64		removals;
+} GxgMetaVersion;
 
 #define GXG_KEY_BOX			1
 #define GXG_KEY_POINT		2
@@ -67,7 +76,7 @@ typedef struct GxgMetaPageData
 #define GxgPageIsLeaf(page)		((GxgPageGetOpaque(page)->flags & GXG_LEAF) != 0)
 #define GxgPageIsMeta(page)		((GxgPageGetOpaque(page)->flags & GXG_META) != 0)
 #define GxgPageGetMeta(page)	((GxgMetaPageData *) PageGetContents(page))
-/* does a metapage hold build_id and insert_count (pd_lower past them)? */
+/* does a metapage hold build_id and the counts (pd_lower past them)? */
 #define GxgMetaHasVersion(page) \
 	(((PageHeader) (page))->pd_lower >= \
 	 (Size) (PageGetContents(page) - (char *) (page)) + sizeof(GxgMetaPageData))
@@ -139,11 +148,14 @@ extern bool gxg_device_walk(GxgDevice *dev, Relation index, const GxRtQuery *dri
 							int nfilterkeys, GxRtPair **pairs, int64 *npairs,
 							uint32 **left, uint32 *nleft);
 extern void gxg_device_release(GxgDevice *dev);
+extern void gxg_device_mark_all_visible(GxgDevice *dev, Relation index, Relation heap,
+										GxRtPair *pairs, int64 n);
 extern void gxg_device_explain(GxgDevice *dev, ExplainState *es);
 
 /* gxgist_batch.c */
 extern void gxg_batch_meta(Relation index, BlockNumber *root, uint64 *splits);
-extern void gxg_meta_version(Relation index, uint64 *build_id, uint64 *inserts);
+extern void gxg_meta_version(Relation index, GxgMetaVersion *v);
+extern void gxg_mark_all_visible(Relation heap, GxRtPair *pairs, int64 n);
 /* GxRtPair.pad of a pair whose heap page was all-visible (gxg_walk) */
 #define GXG_PAIR_ALL_VISIBLE	1
 extern GxRtPair *gxg_walk(Relation index, GxgDevice *dev, const GxRtQuery *drive,

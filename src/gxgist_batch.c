@@ -171,19 +171,25 @@ gxg_batch_meta(Relation index, BlockNumber *root, uint64 *splits)
 }
 
 /*
- * The metapage's build id and insert count: together they name one state
- * of the index's entries (0, 0 for indexes built before they existed)
+ * The metapage's build id, insert and removal counts: together they name
+ * one state of the index's entries (all 0 for indexes built before they
+ * existed)
  */
 void
-gxg_meta_version(Relation index, uint64 *build_id, uint64 *inserts)
+gxg_meta_version(Relation index, GxgMetaVersion *v)
 {
 	Buffer		metabuf = ReadBuffer(index, GXG_META_BLKNO);
 	GxgMetaPageData *meta;
 
 	LockBuffer(metabuf, BUFFER_LOCK_SHARE);
 	meta = gxg_check_meta(index, BufferGetPage(metabuf));
-	*build_id = GxgMetaHasVersion(BufferGetPage(metabuf)) ? meta->build_id : 0;
-	*inserts = GxgMetaHasVersion(BufferGetPage(metabuf)) ? meta->insert_count : 0;
+	memset(v, 0, sizeof(*v));
+	if (GxgMetaHasVersion(BufferGetPage(metabuf)))
+	{
+		v->build_id = meta->build_id;
+		v->inserts = meta->insert_count;
+		v->removals = meta->removal_count;
+	}
 	UnlockReleaseBuffer(metabuf);
 }
 
@@ -195,9 +201,9 @@ gxg_meta_version(Relation index, uint64 *build_id, uint64 *inserts)
  * their heap items unused and the page all-visible, and its bulkdelete
  * waits for that lock at its end (gxg_bulkdelete), so an entry this walk
  * found points to a row visible to every snapshot when its page is
- * all-visible now.
+ * all-visible now.  The device's results: gxg_device_mark_all_visible.
  */
-static void
+void
 gxg_mark_all_visible(Relation heap, GxRtPair *pairs, int64 n)
 {
 	Buffer		vmbuf = InvalidBuffer;
@@ -360,9 +366,11 @@ gxg_walk(Relation index, GxgDevice *dev, const GxRtQuery *drive, uint32 ndrive,
 		gxg_device_walk(dev, index, drive, ndrive, filter, nfilter, nfilterkeys,
 						&pairs, &n, &left, &nleft))
 	{
-		/* the device's copy may be older than the index: no flags */
+		/* flags only where the copy is the index as it is now */
 		for (int64 i = 0; i < n; i++)
 			pairs[i].pad = 0;
+		if (vis_heap)
+			gxg_device_mark_all_visible(dev, index, vis_heap, pairs, n);
 		if (nleft > 0)
 		{
 			GxRtQuery  *lq = palloc(nleft * sizeof(GxRtQuery));

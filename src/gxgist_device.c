@@ -100,6 +100,7 @@ struct GxgDevice
 	uint64		seen_probes;	/* probes and results of this node's requests */
 	uint64		seen_pairs;
 	bool		cached;			/* task_id is a session copy (gxg_copies) */
+	GxgMetaVersion version;		/* the index's state when the copy was made */
 	char		why[GX_ERRLEN]; /* why the GPU is not used, if it was wanted */
 };
 
@@ -122,8 +123,7 @@ typedef struct GxgDeviceCopy
 {
 	Oid			relid;			/* InvalidOid: an unused slot */
 	RelFileNode node;
-	uint64		build_id;
-	uint64		inserts;
+	GxgMetaVersion version;		/* when it was made (matched: build, inserts) */
 	uint32		task_id;		/* a session task */
 	uint32		nblocks;
 	uint32		root;
@@ -355,13 +355,13 @@ gxg_device_room(GxgDevice *dev, const GxRtQuery *q, uint32 nq)
 }
 
 /*
- * The session's copy of index at state (build_id, inserts), or NULL.
+ * The session's copy of index at state v (its build and inserts), or NULL.
  * Copies whose task is gone (an aborted transaction, a restarted service)
  * are forgotten; copies of an older state of the same index are freed
  * (once no node of this backend uses them).
  */
 static GxgDeviceCopy *
-gxg_copy_find(Relation index, uint64 build_id, uint64 inserts)
+gxg_copy_find(Relation index, const GxgMetaVersion *v)
 {
 	GxgDeviceCopy *found = NULL;
 
@@ -379,7 +379,7 @@ gxg_copy_find(Relation index, uint64 build_id, uint64 inserts)
 		if (c->relid != RelationGetRelid(index))
 			continue;
 		if (!c->stale && RelFileNodeEquals(c->node, index->rd_node) &&
-			c->build_id == build_id && c->inserts == inserts)
+			c->version.build_id == v->build_id && c->version.inserts == v->inserts)
 			found = c;
 		else if (c->users == 0)
 		{
@@ -413,10 +413,10 @@ gxg_copy_free_unused(void)
 
 /*
  * Keep dev's new device copy (task) for the session as the copy of index
- * at state (build_id, inserts), in place of the least recently used one
+ * at state dev->version, in place of the least recently used one
  */
 static void
-gxg_copy_store(GxgDevice *dev, Relation index, uint64 build_id, uint64 inserts)
+gxg_copy_store(GxgDevice *dev, Relation index)
 {
 	GxgDeviceCopy *slot = NULL;
 
@@ -447,8 +447,7 @@ gxg_copy_store(GxgDevice *dev, Relation index, uint64 build_id, uint64 inserts)
 	gx_task_keep_for_session(dev->task_id);
 	slot->relid = RelationGetRelid(index);
 	slot->node = index->rd_node;
-	slot->build_id = build_id;
-	slot->inserts = inserts;
+	slot->version = dev->version;
 	slot->task_id = dev->task_id;
 	slot->nblocks = dev->nblocks;
 	slot->root = dev->root;
@@ -472,6 +471,7 @@ gxg_copy_use(GxgDevice *dev, GxgDeviceCopy *c)
 	c->last_use = ++gxg_copy_clock;
 	c->users++;
 	dev->task_id = c->task_id;
+	dev->version = c->version;
 	dev->cached = true;
 	dev->nblocks = c->nblocks;
 	dev->root = c->root;
@@ -498,8 +498,7 @@ gxg_device_prepare(GxgDevice *dev, Relation index)
 	uint64		bytes;
 	int			status = GX_OK;
 	char		err[GX_ERRLEN];
-	uint64		build_id = 0;
-	uint64		inserts = 0;
+	GxgMetaVersion version;
 
 	if (gxg_walk_engine == GXG_WALK_MIRROR)
 		gx_engine_start_with_mode(&dev->engine, GPUEXT_DEVICE_CPU);
@@ -519,6 +518,14 @@ gxg_device_prepare(GxgDevice *dev, Relation index)
 	/* a failed search is redone by the pages walk, not by the engine */
 	dev->engine.rerun_on_cpu = false;
 
+	/*
+	 * The index's state, read before the copy: an entry inserted or removed
+	 * meanwhile moves it on, and the copy is then not taken for the index
+	 * as it is (the session cache, gxg_device_mark_all_visible).  Read after
+	 * this node's snapshot was taken.
+	 */
+	gxg_meta_version(index, &version);
+	dev->version = version;
 	if (!dev->engine.use_gpu)
 	{
 		MemoryContext old = MemoryContextSwitchTo(dev->cxt);
@@ -536,20 +543,16 @@ gxg_device_prepare(GxgDevice *dev, Relation index)
 		GxgDeviceCopy *c;
 
 		/*
-		 * The session's copy when the index is as it was then.  Read after
-		 * this node's snapshot was taken: an entry inserted since the copy
-		 * would have moved the count (its insert precedes its commit), and
-		 * an entry removed since pointed to a row dead to every snapshot,
-		 * which the heap fetch drops (see the top of the file).
+		 * The session's copy when no entry was inserted since: one would
+		 * have moved the count (its insert precedes its commit, and so this
+		 * snapshot); an entry removed since pointed to a row dead to every
+		 * snapshot, which the heap fetch drops (see the top of the file).
 		 */
-		gxg_meta_version(index, &build_id, &inserts);
 		if (!gxg_device_cache)
-		{
 			gxg_copy_free_unused();
-			build_id = 0;		/* a copy for this node only */
-		}
-		if (build_id != 0 && (c = gxg_copy_find(index, build_id, inserts)) != NULL &&
-			(limit == 0 || c->tree_bytes <= limit))
+		else if (version.build_id != 0 &&
+				 (c = gxg_copy_find(index, &version)) != NULL &&
+				 (limit == 0 || c->tree_bytes <= limit))
 		{
 			gxg_copy_use(dev, c);
 			return true;
@@ -585,9 +588,8 @@ gxg_device_prepare(GxgDevice *dev, Relation index)
 	if (dev->engine.use_gpu)
 	{
 		pfree(m);
-		/* the state read before the copy: inserts since make it unused */
-		if (build_id != 0)
-			gxg_copy_store(dev, index, build_id, inserts);
+		if (gxg_device_cache && version.build_id != 0)
+			gxg_copy_store(dev, index);
 	}
 	dev->state = GXG_DEV_READY;
 	return true;
@@ -812,6 +814,31 @@ gxg_device_walk(GxgDevice *dev, Relation index, const GxRtQuery *drive, uint32 n
 	}
 	pfree(stack);
 	return true;
+}
+
+/*
+ * Flag the device's result pairs whose heap page is all-visible
+ * (gxg_mark_all_visible), when the node's copy is the index as it is now:
+ * the same build, no insert and no removal since it was made, read under
+ * the metapage's share lock, which is held through the visibility checks as
+ * in the pages walk (vacuum's barrier, gxg_bulkdelete, waits for it).  A
+ * copy made before a removal may hold entries whose heap items are gone;
+ * its pairs keep pad 0 (fetched).  Not on a standby (no such lock).
+ */
+void
+gxg_device_mark_all_visible(GxgDevice *dev, Relation index, Relation heap,
+							GxRtPair *pairs, int64 n)
+{
+	GxgMetaVersion now;
+
+	if (dev == NULL || dev->version.build_id == 0 || n == 0 || RecoveryInProgress())
+		return;
+	LockPage(index, GXG_META_BLKNO, ShareLock);
+	gxg_meta_version(index, &now);
+	if (now.build_id == dev->version.build_id && now.inserts == dev->version.inserts &&
+		now.removals == dev->version.removals)
+		gxg_mark_all_visible(heap, pairs, n);
+	UnlockPage(index, GXG_META_BLKNO, ShareLock);
 }
 
 /* End of the node: free the task (or the CPU engine's copy) */
