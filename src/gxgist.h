@@ -161,7 +161,7 @@ extern void gxg_mark_all_visible(Relation heap, GxRtPair *pairs, int64 n);
 extern GxRtPair *gxg_walk(Relation index, GxgDevice *dev, const GxRtQuery *drive,
 						  uint32 ndrive, const GxRtQuery *filter, int nfilter,
 						  int nfilterkeys, Relation vis_heap, int64 *npairs);
-extern void gxg_sort_pairs(GxRtPair *pairs, int64 n);
+extern void gxg_sort_pairs(GxRtPair *pairs, int64 n, bool by_query);
 
 /* gxgist_mirror.c: the index in the layout both engines search */
 #define GXG_WALK_AUTO		0

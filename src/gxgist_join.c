@@ -458,7 +458,7 @@ gxg_join_order_pairs(GxgJoinState *js)
 			}
 		}
 	}
-	gxg_sort_pairs(js->pairs + nvis, js->npairs - nvis);
+	gxg_sort_pairs(js->pairs + nvis, js->npairs - nvis, true);
 }
 
 /* Read a batch of outer rows, probe the index with their keys */

@@ -246,7 +246,7 @@ gxg_search(Relation index, GxgDevice *dev, const GxRtQuery *queries, int nquerie
 	 * one TID per row: the drive queries' lists may overlap; in heap order
 	 * keep one of each TID (a bitmap too is filled faster in heap order)
 	 */
-	gxg_sort_pairs(pairs, npairs);
+	gxg_sort_pairs(pairs, npairs, false);
 	tids = palloc_extended(Max(npairs, 1) * sizeof(ItemPointerData), MCXT_ALLOC_HUGE);
 	for (int64 i = 0; i < npairs; i++)
 	{
