@@ -92,6 +92,15 @@ SELECT pg_temp.gb_time('batch && ANY', 'gpuext_gist bitmap',
 SELECT pg_temp.gb_time('batch && ANY', 'gpuext_gist bitmap, gpuext on (GPU if any)',
   'SELECT count(*) FROM gb_gx WHERE bx && ANY ((SELECT array_agg(qb) FROM gb_q)::box[])',
   'SET enable_seqscan = off; SET enable_indexscan = off; SET gpuext.enabled = on; SET gpuext.gist_device_cache = on', :reps);
+SELECT pg_temp.gb_time('batch && ANY', 'gpuext_gist bitmap, 8 workers',
+  'SELECT count(*) FROM gb_gx WHERE bx && ANY ((SELECT array_agg(qb) FROM gb_q)::box[])',
+  'SET enable_seqscan = off; SET enable_indexscan = off; SET max_parallel_workers_per_gather = 8; '
+  'SET parallel_setup_cost = 0; SET parallel_tuple_cost = 0; SET min_parallel_table_scan_size = 0', :reps);
+SELECT pg_temp.gb_time('batch && ANY', 'gpuext_gist bitmap, 8 workers, gpuext on (GPU if any)',
+  'SELECT count(*) FROM gb_gx WHERE bx && ANY ((SELECT array_agg(qb) FROM gb_q)::box[])',
+  'SET enable_seqscan = off; SET enable_indexscan = off; SET gpuext.enabled = on; '
+  'SET gpuext.gist_device_cache = on; SET max_parallel_workers_per_gather = 8; '
+  'SET parallel_setup_cost = 0; SET parallel_tuple_cost = 0; SET min_parallel_table_scan_size = 0', :reps);
 SELECT pg_temp.gb_time('batch && ANY', 'gpuext_gist index',
   'SELECT count(*) FROM gb_gx WHERE bx && ANY ((SELECT array_agg(qb) FROM gb_q)::box[])',
   'SET enable_seqscan = off; SET enable_bitmapscan = off', :reps);
