@@ -507,6 +507,48 @@ gx_rt_cmp_visit(const void *a, const void *b)
 }
 
 /*
+ * Sort n visits into gx_rt_cmp_visit's order (node, then query) with an LSD
+ * radix sort: one stable counting pass per key byte, least significant
+ * first, skipping bytes that are the same in every visit; tmp has room for
+ * n visits.  Returns the array that holds the result (v or tmp).
+ */
+static inline GxRtVisit *
+gx_rt_sort_visits(GxRtVisit *v, uint64_t n, GxRtVisit *tmp)
+{
+	GxRtVisit  *src = v;
+	GxRtVisit  *dst = tmp;
+
+	for (int pass = 0; pass < 8 && n > 1; pass++)
+	{
+		uint64_t	count[256] = {0};
+		uint64_t	pos = 0;
+		int			shift = 8 * (pass & 3);
+		bool		trivial = false;
+		GxRtVisit  *t;
+
+		for (uint64_t i = 0; i < n; i++)
+			count[((pass < 4 ? src[i].query : src[i].node) >> shift) & 0xFF]++;
+		for (int b = 0; b < 256; b++)
+		{
+			uint64_t	c = count[b];
+
+			if (c == n)
+				trivial = true;
+			count[b] = pos;
+			pos += c;
+		}
+		if (trivial)
+			continue;			/* one value: the order stays */
+		for (uint64_t i = 0; i < n; i++)
+			dst[count[((pass < 4 ? src[i].query : src[i].node) >> shift) & 0xFF]++] = src[i];
+		t = src;
+		src = dst;
+		dst = t;
+	}
+	return src;
+}
+
+/*
  * One level of the walk over a mirror, the kernel's contract on the host
  * (the CPU engine's form of cuda/rtree.cu): visits grouped by node, the
  * same tests and outputs, at most out_cap written; returns how many there

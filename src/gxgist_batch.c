@@ -268,7 +268,16 @@ gxg_walk_pages(Relation index, const GxRtQuery *drive, uint32 ndrive,
 			GxgVisits	next = {NULL, 0, 0};
 			int64		run = 0;
 
-			qsort(level.v, level.n, sizeof(GxRtVisit), gx_rt_cmp_visit);
+			{
+				/* by node (then query): each node is read once a level */
+				GxRtVisit  *tmp = palloc_extended(level.n * sizeof(GxRtVisit),
+												  MCXT_ALLOC_HUGE);
+				GxRtVisit  *sorted = gx_rt_sort_visits(level.v, level.n, tmp);
+
+				pfree(sorted == tmp ? level.v : tmp);
+				level.v = sorted;
+				level.cap = level.n;
+			}
 			while (run < level.n)
 			{
 				BlockNumber blk = level.v[run].node;
