@@ -451,6 +451,46 @@ gx_rt_visit_ok(const GxRtMirror *m, const uint16_t *counts, uint32_t node, bool 
 
 #ifndef __CUDACC__
 /*
+ * The entries of a node (n of them, a leaf or not) that pass query q and,
+ * where pass is given, the filter keys (pass[i]): their positions into
+ * out, in order; returns how many.  gx_rt_test for each entry, with the
+ * strategy's switch out of the loop for the common && (a tight, branch-free
+ * loop): the host's test matrix (the pages walk, the CPU engine).
+ */
+static inline int
+gx_rt_node_matches(const GxRtEntry *e, int n, bool leaf, const GxRtQuery *q,
+				   const bool *pass, uint16_t *out)
+{
+	int			m = 0;
+
+	if (q->strategy == GX_RT_OVERLAP)
+	{
+		/* gx_rt_overlap, its sums of the query's bounds and eps once */
+		double		eps = leaf ? GX_RT_EPSILON : GX_RT_INNER_EPSILON;
+		double		xhi = q->xhi + eps;
+		double		yhi = q->yhi + eps;
+		double		qxlo = q->xlo;
+		double		qylo = q->ylo;
+
+		for (int i = 0; i < n; i++)
+		{
+			bool		hit = (e[i].xlo <= xhi) & (qxlo <= e[i].xhi + eps) &
+				(e[i].ylo <= yhi) & (qylo <= e[i].yhi + eps);
+
+			out[m] = (uint16_t) i;
+			m += hit & (pass == NULL || pass[i]);
+		}
+		return m;
+	}
+	for (int i = 0; i < n; i++)
+	{
+		if ((pass == NULL || pass[i]) && gx_rt_test(&e[i], q, leaf))
+			out[m++] = (uint16_t) i;
+	}
+	return m;
+}
+
+/*
  * qsort order of a level's visits: by node, then query, so that a node is
  * read once a level (the walk over the pages, the CPU engine's search; the
  * kernels group them by node with a counting sort)
@@ -464,6 +504,48 @@ gx_rt_cmp_visit(const void *a, const void *b)
 	if (va->node != vb->node)
 		return va->node < vb->node ? -1 : 1;
 	return (va->query > vb->query) - (va->query < vb->query);
+}
+
+/*
+ * Sort n visits into gx_rt_cmp_visit's order (node, then query) with an LSD
+ * radix sort: one stable counting pass per key byte, least significant
+ * first, skipping bytes that are the same in every visit; tmp has room for
+ * n visits.  Returns the array that holds the result (v or tmp).
+ */
+static inline GxRtVisit *
+gx_rt_sort_visits(GxRtVisit *v, uint64_t n, GxRtVisit *tmp)
+{
+	GxRtVisit  *src = v;
+	GxRtVisit  *dst = tmp;
+
+	for (int pass = 0; pass < 8 && n > 1; pass++)
+	{
+		uint64_t	count[256] = {0};
+		uint64_t	pos = 0;
+		int			shift = 8 * (pass & 3);
+		bool		trivial = false;
+		GxRtVisit  *t;
+
+		for (uint64_t i = 0; i < n; i++)
+			count[((pass < 4 ? src[i].query : src[i].node) >> shift) & 0xFF]++;
+		for (int b = 0; b < 256; b++)
+		{
+			uint64_t	c = count[b];
+
+			if (c == n)
+				trivial = true;
+			count[b] = pos;
+			pos += c;
+		}
+		if (trivial)
+			continue;			/* one value: the order stays */
+		for (uint64_t i = 0; i < n; i++)
+			dst[count[((pass < 4 ? src[i].query : src[i].node) >> shift) & 0xFF]++] = src[i];
+		t = src;
+		src = dst;
+		dst = t;
+	}
+	return src;
 }
 
 /*
@@ -483,6 +565,7 @@ gx_rtree_level_cpu(const GxRtMirror *m, const GxRtSearch *s,
 	const GxRtQuery *queries = gx_rt_search_queries(s);
 	const GxRtQuery *filter = gx_rt_search_filter(s);
 	bool		pass[GX_RT_MAX_STRIDE];
+	uint16_t	hits[GX_RT_MAX_STRIDE];
 	uint32_t	pass_node = 0;
 	uint64_t	count = 0;
 
@@ -492,6 +575,7 @@ gx_rtree_level_cpu(const GxRtMirror *m, const GxRtSearch *s,
 		const GxRtEntry *e = nodes + (size_t) node * m->node_stride;
 		const GxRtQuery *q = &queries[visits[v].query];
 		uint32_t	n;
+		int			nhit;
 
 		if (!gx_rt_visit_ok(m, counts, node, leaf))
 		{
@@ -508,10 +592,12 @@ gx_rtree_level_cpu(const GxRtMirror *m, const GxRtSearch *s,
 									   (int) s->nfilterkeys);
 			pass_node = node;
 		}
-		for (uint32_t i = 0; i < n; i++)
+		nhit = gx_rt_node_matches(e, (int) n, leaf, q,
+								  s->nfilterkeys == 0 ? NULL : pass, hits);
+		for (int h = 0; h < nhit; h++)
 		{
-			if (!pass[i] || !gx_rt_test(&e[i], q, leaf))
-				continue;
+			uint32_t	i = hits[h];
+
 			if (count < out_cap)
 			{
 				if (leaf)

@@ -55,7 +55,19 @@ typedef struct GxgMetaPageData
 	uint32		node_size;		/* most entries per node */
 	uint32		key_type;		/* GXG_KEY_BOX or GXG_KEY_POINT */
 	uint64		split_count;	/* node splits so far (scans on standbys) */
+	/* since the version-1 layout; 0 in indexes built before */
+	uint64		build_id;		/* the build's time: one build of the index */
+	uint64		insert_count;	/* entries inserted since the build */
+	uint64		removal_count;	/* bulkdeletes that removed entries */
 } GxgMetaPageData;
+
+/* one state of an index's entries (gxg_meta_version); all 0: unknown */
+typedef struct GxgMetaVersion
+{
+	uint64		build_id;
+	uint64		inserts;
+	uint64		removals;
+} GxgMetaVersion;
 
 #define GXG_KEY_BOX			1
 #define GXG_KEY_POINT		2
@@ -64,6 +76,10 @@ typedef struct GxgMetaPageData
 #define GxgPageIsLeaf(page)		((GxgPageGetOpaque(page)->flags & GXG_LEAF) != 0)
 #define GxgPageIsMeta(page)		((GxgPageGetOpaque(page)->flags & GXG_META) != 0)
 #define GxgPageGetMeta(page)	((GxgMetaPageData *) PageGetContents(page))
+/* does a metapage hold build_id and the counts (pd_lower past them)? */
+#define GxgMetaHasVersion(page) \
+	(((PageHeader) (page))->pd_lower >= \
+	 (Size) (PageGetContents(page) - (char *) (page)) + sizeof(GxgMetaPageData))
 #define GxgPageGetEntries(page)	((GxRtEntry *) PageGetContents(page))
 #define GxgPageGetNEntries(page) \
 	((int) ((((PageHeader) (page))->pd_lower - MAXALIGN(SizeOfPageHeaderData)) / sizeof(GxRtEntry)))
@@ -132,13 +148,20 @@ extern bool gxg_device_walk(GxgDevice *dev, Relation index, const GxRtQuery *dri
 							int nfilterkeys, GxRtPair **pairs, int64 *npairs,
 							uint32 **left, uint32 *nleft);
 extern void gxg_device_release(GxgDevice *dev);
+extern void gxg_device_mark_all_visible(GxgDevice *dev, Relation index, Relation heap,
+										GxRtPair *pairs, int64 n);
 extern void gxg_device_explain(GxgDevice *dev, ExplainState *es);
 
 /* gxgist_batch.c */
 extern void gxg_batch_meta(Relation index, BlockNumber *root, uint64 *splits);
+extern void gxg_meta_version(Relation index, GxgMetaVersion *v);
+extern void gxg_mark_all_visible(Relation heap, GxRtPair *pairs, int64 n);
+/* GxRtPair.pad of a pair whose heap page was all-visible (gxg_walk) */
+#define GXG_PAIR_ALL_VISIBLE	1
 extern GxRtPair *gxg_walk(Relation index, GxgDevice *dev, const GxRtQuery *drive,
 						  uint32 ndrive, const GxRtQuery *filter, int nfilter,
-						  int nfilterkeys, int64 *npairs);
+						  int nfilterkeys, Relation vis_heap, int64 *npairs);
+extern void gxg_sort_pairs(GxRtPair *pairs, int64 n, bool by_query);
 
 /* gxgist_mirror.c: the index in the layout both engines search */
 #define GXG_WALK_AUTO		0
@@ -146,6 +169,7 @@ extern GxRtPair *gxg_walk(Relation index, GxgDevice *dev, const GxRtQuery *drive
 #define GXG_WALK_MIRROR		2
 extern int	gxg_walk_engine;
 extern int	gxg_gpu_min_batch;
+extern bool gxg_device_cache;
 extern void gx_gist_mirror_init(void);
 extern GxRtMirror *gxg_mirror_build(Relation index, uint64 *bytes);
 

@@ -24,6 +24,7 @@
 #include "access/relation.h"
 #include "access/table.h"
 #include "access/tableam.h"
+#include "access/visibilitymap.h"
 #include "access/xlog.h"
 #include "catalog/index.h"
 #include "catalog/pg_type.h"
@@ -105,14 +106,15 @@ gxg_pair_byte(const GxRtPair *p, int pass)
 }
 
 /*
- * Sort pairs into heap order (blk, off), then query, so that the fetches of
- * one heap page come together: an LSD radix sort, one stable counting pass
+ * Sort pairs into heap order (blk, off), then query (by_query; otherwise
+ * the order of a TID's pairs is left as it is), so that the fetches of one
+ * heap page come together: an LSD radix sort, one stable counting pass
  * per key byte, least significant first, skipping bytes that are the same
  * in every pair.  A comparison sort of the 10^6 pairs of a large spatial
  * join took a quarter of its time.
  */
-static void
-gxg_sort_pairs(GxRtPair *pairs, int64 n)
+void
+gxg_sort_pairs(GxRtPair *pairs, int64 n, bool by_query)
 {
 	GxRtPair   *tmp;
 	GxRtPair   *src = pairs;
@@ -122,7 +124,8 @@ gxg_sort_pairs(GxRtPair *pairs, int64 n)
 		return;
 	tmp = palloc_extended(n * sizeof(GxRtPair), MCXT_ALLOC_HUGE);
 	dst = tmp;
-	for (int pass = 0; pass < 10; pass++)
+	/* without by_query, TID order only: the query's four bytes skipped */
+	for (int pass = by_query ? 0 : 4; pass < 10; pass++)
 	{
 		int64		count[256] = {0};
 		int64		pos = 0;
@@ -170,13 +173,68 @@ gxg_batch_meta(Relation index, BlockNumber *root, uint64 *splits)
 }
 
 /*
+ * The metapage's build id, insert and removal counts: together they name
+ * one state of the index's entries (all 0 for indexes built before they
+ * existed)
+ */
+void
+gxg_meta_version(Relation index, GxgMetaVersion *v)
+{
+	Buffer		metabuf = ReadBuffer(index, GXG_META_BLKNO);
+	GxgMetaPageData *meta;
+
+	LockBuffer(metabuf, BUFFER_LOCK_SHARE);
+	meta = gxg_check_meta(index, BufferGetPage(metabuf));
+	memset(v, 0, sizeof(*v));
+	if (GxgMetaHasVersion(BufferGetPage(metabuf)))
+	{
+		v->build_id = meta->build_id;
+		v->inserts = meta->insert_count;
+		v->removals = meta->removal_count;
+	}
+	UnlockReleaseBuffer(metabuf);
+}
+
+/*
+ * Flag the pairs whose heap page is all-visible (GXG_PAIR_ALL_VISIBLE), so
+ * that a caller needing no heap column can count the row without fetching
+ * it, as an index-only scan does.  Called while the walk still holds the
+ * metapage's share lock: vacuum removes index entries before it marks
+ * their heap items unused and the page all-visible, and its bulkdelete
+ * waits for that lock at its end (gxg_bulkdelete), so an entry this walk
+ * found points to a row visible to every snapshot when its page is
+ * all-visible now.  The device's results: gxg_device_mark_all_visible.
+ */
+void
+gxg_mark_all_visible(Relation heap, GxRtPair *pairs, int64 n)
+{
+	Buffer		vmbuf = InvalidBuffer;
+	BlockNumber last = InvalidBlockNumber;
+	bool		all_visible = false;
+
+	for (int64 i = 0; i < n; i++)
+	{
+		if (pairs[i].blk != last)
+		{
+			last = pairs[i].blk;
+			all_visible = VM_ALL_VISIBLE(heap, last, &vmbuf);
+		}
+		pairs[i].pad = all_visible ? GXG_PAIR_ALL_VISIBLE : 0;
+	}
+	if (BufferIsValid(vmbuf))
+		ReleaseBuffer(vmbuf);
+}
+
+/*
  * The walk over the index's pages: every (query, heap TID) pair where the
  * leaf entry passes drive[query] and every filter key (filter: nfilter
  * queries of nfilterkeys keys, sorted by key, OR within a key, as
  * gx_rt_entry_passes).  Each drive query is queued on the nodes it
  * reaches, so a node scan tests only the queries that reached the node;
  * the filter keys (the other scan keys of an index scan) are tested once
- * per entry.  Pairs come unsorted.
+ * per entry.  Pairs come unsorted.  With vis_heap (the indexed table),
+ * pairs whose heap page is all-visible get GXG_PAIR_ALL_VISIBLE (see
+ * gxg_mark_all_visible); not on a standby.
  *
  * Locking: the metapage's heavyweight lock in share mode (inserts take it
  * exclusively); on a standby, where replay takes no such lock, the walk
@@ -184,11 +242,13 @@ gxg_batch_meta(Relation index, BlockNumber *root, uint64 *splits)
  */
 static GxRtPair *
 gxg_walk_pages(Relation index, const GxRtQuery *drive, uint32 ndrive,
-			   const GxRtQuery *filter, int nfilter, int nfilterkeys, int64 *npairs)
+			   const GxRtQuery *filter, int nfilter, int nfilterkeys,
+			   Relation vis_heap, int64 *npairs)
 {
 	bool		locked = !RecoveryInProgress();
 	GxgPairs	pairs = {NULL, 0, 0};
 	bool		pass[GXG_MAX_NODE_SIZE];
+	uint16		hits[GXG_MAX_NODE_SIZE];
 
 	if (locked)
 		LockPage(index, GXG_META_BLKNO, ShareLock);
@@ -208,7 +268,16 @@ gxg_walk_pages(Relation index, const GxRtQuery *drive, uint32 ndrive,
 			GxgVisits	next = {NULL, 0, 0};
 			int64		run = 0;
 
-			qsort(level.v, level.n, sizeof(GxRtVisit), gx_rt_cmp_visit);
+			{
+				/* by node (then query): each node is read once a level */
+				GxRtVisit  *tmp = palloc_extended(level.n * sizeof(GxRtVisit),
+												  MCXT_ALLOC_HUGE);
+				GxRtVisit  *sorted = gx_rt_sort_visits(level.v, level.n, tmp);
+
+				pfree(sorted == tmp ? level.v : tmp);
+				level.v = sorted;
+				level.cap = level.n;
+			}
 			while (run < level.n)
 			{
 				BlockNumber blk = level.v[run].node;
@@ -239,22 +308,23 @@ gxg_walk_pages(Relation index, const GxRtQuery *drive, uint32 ndrive,
 				/* the filter keys, once per entry */
 				if (nfilterkeys > 0)
 					gx_rt_node_scan(entries, n, leaf, filter, nfilter, nfilterkeys, pass);
-				else
-					memset(pass, true, n * sizeof(bool));
 
 				/* the test matrix: queries queued here x entries */
 				for (int64 v = run; v < run_end; v++)
 				{
 					uint32		q = level.v[v].query;
+					int			nhit = gx_rt_node_matches(entries, n, leaf, &drive[q],
+														  nfilterkeys > 0 ? pass : NULL,
+														  hits);
 
-					for (int i = 0; i < n; i++)
+					for (int h = 0; h < nhit; h++)
 					{
-						if (!pass[i] || !gx_rt_test(&entries[i], &drive[q], leaf))
-							continue;
+						const GxRtEntry *e = &entries[hits[h]];
+
 						if (leaf)
-							gxg_push_pair(&pairs, q, entries[i].blk, entries[i].off);
+							gxg_push_pair(&pairs, q, e->blk, e->off);
 						else
-							gxg_push_visit(&next, entries[i].blk, q);
+							gxg_push_visit(&next, e->blk, q);
 					}
 				}
 				UnlockReleaseBuffer(buf);
@@ -274,7 +344,12 @@ gxg_walk_pages(Relation index, const GxRtQuery *drive, uint32 ndrive,
 		pairs.n = pairs.cap = 0;
 	}
 	if (locked)
+	{
+		/* under the lock: vacuum's barrier (gxg_bulkdelete) waits for it */
+		if (vis_heap)
+			gxg_mark_all_visible(vis_heap, pairs.p, pairs.n);
 		UnlockPage(index, GXG_META_BLKNO, ShareLock);
+	}
 	*npairs = pairs.n;
 	return pairs.p;
 }
@@ -285,11 +360,13 @@ gxg_walk_pages(Relation index, const GxRtQuery *drive, uint32 ndrive,
  * the batch (src/gxgist_device.c), else over the index's pages; probes
  * whose results a device request could not carry are walked over the
  * pages.  The pairs come in heap order (TID, then query), so the heap
- * fetches that follow read each page once and each row once.
+ * fetches that follow read each page once and each row once.  vis_heap:
+ * see gxg_walk_pages (NULL: every pad is 0 or left as is).
  */
 GxRtPair *
 gxg_walk(Relation index, GxgDevice *dev, const GxRtQuery *drive, uint32 ndrive,
-		 const GxRtQuery *filter, int nfilter, int nfilterkeys, int64 *npairs)
+		 const GxRtQuery *filter, int nfilter, int nfilterkeys, Relation vis_heap,
+		 int64 *npairs)
 {
 	GxRtPair   *pairs = NULL;
 	int64		n = 0;
@@ -300,6 +377,11 @@ gxg_walk(Relation index, GxgDevice *dev, const GxRtQuery *drive, uint32 ndrive,
 		gxg_device_walk(dev, index, drive, ndrive, filter, nfilter, nfilterkeys,
 						&pairs, &n, &left, &nleft))
 	{
+		/* flags only where the copy is the index as it is now */
+		for (int64 i = 0; i < n; i++)
+			pairs[i].pad = 0;
+		if (vis_heap)
+			gxg_device_mark_all_visible(dev, index, vis_heap, pairs, n);
 		if (nleft > 0)
 		{
 			GxRtQuery  *lq = palloc(nleft * sizeof(GxRtQuery));
@@ -308,7 +390,8 @@ gxg_walk(Relation index, GxgDevice *dev, const GxRtQuery *drive, uint32 ndrive,
 
 			for (uint32 i = 0; i < nleft; i++)
 				lq[i] = drive[left[i]];
-			lp = gxg_walk_pages(index, lq, nleft, filter, nfilter, nfilterkeys, &ln);
+			lp = gxg_walk_pages(index, lq, nleft, filter, nfilter, nfilterkeys,
+								vis_heap, &ln);
 			if (ln > 0)
 			{
 				pairs = pairs ? repalloc_huge(pairs, (n + ln) * sizeof(GxRtPair))
@@ -326,9 +409,9 @@ gxg_walk(Relation index, GxgDevice *dev, const GxRtQuery *drive, uint32 ndrive,
 		}
 	}
 	else
-		pairs = gxg_walk_pages(index, drive, ndrive, filter, nfilter, nfilterkeys, &n);
+		pairs = gxg_walk_pages(index, drive, ndrive, filter, nfilter, nfilterkeys,
+							   vis_heap, &n);
 
-	gxg_sort_pairs(pairs, n);
 	*npairs = n;
 	return pairs;
 }
@@ -449,7 +532,8 @@ gpuext_gist_probe(PG_FUNCTION_ARGS)
 		/* a device copy of the tree for this call only (MVCC snapshot) */
 		GxgDevice  *dev = IsMVCCSnapshot(snapshot) ? gxg_device_create() : NULL;
 
-		pairs = gxg_walk(index, dev, queries, nq, NULL, 0, 0, &npairs);
+		pairs = gxg_walk(index, dev, queries, nq, NULL, 0, 0, NULL, &npairs);
+		gxg_sort_pairs(pairs, npairs, true);
 		gxg_device_release(dev);
 	}
 	else

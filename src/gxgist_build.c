@@ -24,6 +24,7 @@
 #include "storage/smgr.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
+#include "utils/timestamp.h"
 
 #include "gxgist.h"
 
@@ -66,6 +67,9 @@ gxg_fill_meta(Relation index, Page page, BlockNumber root, uint32 root_level)
 	meta->key_type = (TupleDescAttr(RelationGetDescr(index), 0)->atttypid == POINTOID)
 		? GXG_KEY_POINT : GXG_KEY_BOX;
 	meta->split_count = 0;
+	/* never 0: that marks indexes built before build ids existed */
+	meta->build_id = (uint64) GetCurrentTimestamp() | 1;
+	meta->insert_count = 0;
 	((PageHeader) page)->pd_lower = (char *) meta + sizeof(GxgMetaPageData) - (char *) page;
 }
 

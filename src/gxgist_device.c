@@ -10,16 +10,30 @@
  * share lock, and sends it to the service, which keeps it in a task
  * (GX_REQ_RTREE_LOAD, then GX_REQ_RTREE_FILL for the parts that did not
  * fit one request); the host copy is then freed.  Every batch of the node
- * is then one or more GX_REQ_RTREE_SEARCH requests; the task is freed at
- * the node's end (or with its resource owner on an error, or by the
- * service when the backend is gone).
+ * is then one or more GX_REQ_RTREE_SEARCH requests.
  *
- * The copy is kept for the node's life and not across queries.  That is
- * exact for MVCC snapshots (callers pass no GxgDevice otherwise): an entry
- * inserted after the copy was made belongs to a row the snapshot cannot
- * see, and an entry that vacuum removed since pointed to a row dead to
- * every snapshot, whose slot, if reused, holds a row this snapshot cannot
- * see either; the heap fetch drops both.
+ * Within a node the copy is exact for MVCC snapshots (callers pass no
+ * GxgDevice otherwise): an entry inserted after the copy was made belongs
+ * to a row the snapshot cannot see, and an entry that vacuum removed since
+ * pointed to a row dead to every snapshot, whose slot, if reused, holds a
+ * row this snapshot cannot see either; the heap fetch drops both (device
+ * results are never counted without a fetch).
+ *
+ * Across nodes and queries, with gpuext.gist_device_cache (off by default
+ * until it has run on a GPU): a GPU copy is kept for the session (up to
+ * GXG_DEVICE_COPIES, least recently used out) with the index's state when
+ * it was made: the metapage's build id (a new one for every build, REINDEX
+ * and TRUNCATE included, with the relfilenode) and insert count (every
+ * insert bumps it in its WAL record, so standbys see it too).  A later node
+ * whose snapshot was taken before it reads the same state uses the copy:
+ * no entry was inserted since (an insert precedes its commit), and removed
+ * entries are as above.  Any insert makes the copy unused; it is freed at
+ * the next look-up once no node of the backend uses it, or at the end of
+ * the session, or by an aborted transaction (with the setting off, at the
+ * next GPU node).  Otherwise, and for indexes built before the count
+ * existed (build id 0), a node gets its own copy, freed at its end (or
+ * with its resource owner on an error, or by the service when the backend
+ * is gone).  The CPU engine's copy (gist_walk = mirror) is per node.
  *
  * Bounds: a request carries up to a quarter of the DMA arena (probes and
  * results); its visit lists hold visit_cap >= max(probes, nodes) visits,
@@ -42,6 +56,9 @@
  */
 #include "gpuext.h"
 
+#include <math.h>
+
+#include "access/xact.h"
 #include "access/xlog.h"
 #include "miscadmin.h"
 #include "storage/bufmgr.h"
@@ -74,6 +91,16 @@ struct GxgDevice
 	uint64		splits;			/* requests split in two (visits, results) */
 	uint64		resends;		/* requests sent again with more room */
 	uint64		probes_left;	/* probes handed back for the pages walk */
+	/* for the result room of a request (gxg_device_room) */
+	double		leaf_entries;	/* leaf entries of the copy */
+	double		leaf_w;			/* their mean width and height */
+	double		leaf_h;
+	double		area_w;			/* the width and height of their bounds */
+	double		area_h;
+	uint64		seen_probes;	/* probes and results of this node's requests */
+	uint64		seen_pairs;
+	bool		cached;			/* task_id is a session copy (gxg_copies) */
+	GxgMetaVersion version;		/* the index's state when the copy was made */
 	char		why[GX_ERRLEN]; /* why the GPU is not used, if it was wanted */
 };
 
@@ -84,6 +111,53 @@ typedef struct GxgRange
 	uint32		hi;
 	uint64		room;
 } GxgRange;
+
+/*
+ * Device copies kept for the session, by index state: a copy made when the
+ * index's metapage read (build id, insert count) serves every later node
+ * that reads the same pair.  GPU copies only.
+ */
+#define GXG_DEVICE_COPIES	4
+
+typedef struct GxgDeviceCopy
+{
+	Oid			relid;			/* InvalidOid: an unused slot */
+	RelFileNode node;
+	GxgMetaVersion version;		/* when it was made (matched: build, inserts) */
+	uint32		task_id;		/* a session task */
+	uint32		nblocks;
+	uint32		root;
+	uint32		root_level;
+	uint64		tree_bytes;
+	double		leaf_entries;
+	double		leaf_w;
+	double		leaf_h;
+	double		area_w;
+	double		area_h;
+	uint64		last_use;
+	int			users;			/* nodes using it now (0 at a transaction's end) */
+	bool		stale;			/* matches no state: freed once unused */
+} GxgDeviceCopy;
+
+bool		gxg_device_cache = false;	/* gpuext.gist_device_cache */
+
+static GxgDeviceCopy gxg_copies[GXG_DEVICE_COPIES];
+static uint64 gxg_copy_clock = 0;
+static bool gxg_copy_callback = false;
+
+/*
+ * The end of a transaction ends every node: no copy has users.  (Nodes
+ * that an error stopped never released theirs.)
+ */
+static void
+gxg_copy_xact_callback(XactEvent event, void *arg)
+{
+	if (event == XACT_EVENT_COMMIT || event == XACT_EVENT_ABORT ||
+		event == XACT_EVENT_PARALLEL_COMMIT || event == XACT_EVENT_PARALLEL_ABORT ||
+		event == XACT_EVENT_PREPARE)
+		for (int i = 0; i < GXG_DEVICE_COPIES; i++)
+			gxg_copies[i].users = 0;
+}
 
 /* Start a device context for a node, in the current memory context */
 GxgDevice *
@@ -121,12 +195,42 @@ gxg_device_wanted(GxgDevice *dev, uint32 ndrive)
 	}
 }
 
+/*
+ * A node is done with the session copy whose task is task_id; failed: the
+ * copy is not to be used again.  Returns true when the caller must free the
+ * task (no longer a session copy, and unused).
+ */
+static bool
+gxg_copy_release(uint32 task_id, bool failed)
+{
+	for (int i = 0; i < GXG_DEVICE_COPIES; i++)
+	{
+		GxgDeviceCopy *c = &gxg_copies[i];
+
+		if (c->relid == InvalidOid || c->task_id != task_id)
+			continue;
+		if (c->users > 0)
+			c->users--;
+		if (failed)
+			c->stale = true;
+		if (c->stale && c->users == 0)
+		{
+			memset(c, 0, sizeof(*c));
+			return true;
+		}
+		return false;
+	}
+	return true;				/* forgotten meanwhile (a gone task) */
+}
+
 /* Stop using the device for this node: free the task, walk the pages */
 static void
 gxg_device_off(GxgDevice *dev, const char *why)
 {
-	if (dev->task_id != 0)
+	/* a session copy that failed is not kept either */
+	if (dev->task_id != 0 && (!dev->cached || gxg_copy_release(dev->task_id, true)))
 		gx_task_destroy(dev->task_id);
+	dev->cached = false;
 	dev->task_id = 0;
 	dev->state = GXG_DEV_OFF;
 	if (why)
@@ -164,6 +268,226 @@ gxg_device_copy_tree(Relation index, uint64 *bytes)
 }
 
 /*
+ * The leaf entries of a copy: their count, mean size and bounds, for
+ * gxg_device_room (NaN and infinite boxes left out of the sizes)
+ */
+static void
+gxg_device_leaf_stats(GxgDevice *dev, const GxRtMirror *m)
+{
+	const uint16_t *counts = gx_rt_mirror_counts(m);
+	const GxRtEntry *nodes = gx_rt_mirror_nodes(m);
+	double		n = 0;
+	double		nsized = 0;
+	double		sw = 0;
+	double		sh = 0;
+	double		xlo = INFINITY;
+	double		ylo = INFINITY;
+	double		xhi = -INFINITY;
+	double		yhi = -INFINITY;
+
+	for (uint32 b = 0; b < m->nblocks; b++)
+	{
+		const GxRtEntry *e = nodes + (size_t) b * m->node_stride;
+		int			c = counts[b] & GX_RT_COUNT_MASK;
+
+		if ((counts[b] & GX_RT_NODE_BIT) == 0 || (counts[b] & GX_RT_LEAF_BIT) == 0)
+			continue;
+		n += c;
+		for (int i = 0; i < c; i++)
+		{
+			double		w = e[i].xhi - e[i].xlo;
+			double		h = e[i].yhi - e[i].ylo;
+
+			if (!isfinite(w) || !isfinite(h))
+				continue;
+			nsized++;
+			sw += w;
+			sh += h;
+			xlo = Min(xlo, e[i].xlo);
+			ylo = Min(ylo, e[i].ylo);
+			xhi = Max(xhi, e[i].xhi);
+			yhi = Max(yhi, e[i].yhi);
+		}
+	}
+	dev->leaf_entries = n;
+	dev->leaf_w = nsized > 0 ? sw / nsized : 0;
+	dev->leaf_h = nsized > 0 ? sh / nsized : 0;
+	dev->area_w = nsized > 0 ? xhi - xlo : 0;
+	dev->area_h = nsized > 0 ? yhi - ylo : 0;
+}
+
+/*
+ * The result room to ask for probes q[0..nq): the pairs this node's
+ * requests have had a probe so far, or before any, for && probes, the
+ * entries that a box of the query's size grown by the mean leaf size
+ * would meet if they were spread evenly over their bounds (4 a probe for
+ * the other strategies), with a margin.  A guess: a request whose results
+ * do not fit is sent again with room for their count.
+ */
+static uint64
+gxg_device_room(GxgDevice *dev, const GxRtQuery *q, uint32 nq)
+{
+	double		area = dev->area_w * dev->area_h;
+	double		guess = 0;
+
+	if (dev->seen_probes > 0)
+		guess = (double) nq * dev->seen_pairs / dev->seen_probes;
+	else
+	{
+		for (uint32 i = 0; i < nq; i++)
+		{
+			double		w = q[i].xhi - q[i].xlo + dev->leaf_w;
+			double		h = q[i].yhi - q[i].ylo + dev->leaf_h;
+			double		share = 1.0;
+
+			if (q[i].strategy != GX_RT_OVERLAP)
+			{
+				guess += 4;
+				continue;
+			}
+			if (area > 0 && isfinite(w) && isfinite(h))
+				share = Min(Max(w, 0) * Max(h, 0) / area, 1.0);
+			guess += share * dev->leaf_entries;
+		}
+	}
+	guess = guess * 1.25 + 1024;
+	return guess >= (double) PG_UINT32_MAX ? PG_UINT32_MAX : (uint64) guess;
+}
+
+/*
+ * The session's copy of index at state v (its build and inserts), or NULL.
+ * Copies whose task is gone (an aborted transaction, a restarted service)
+ * are forgotten; copies of an older state of the same index are freed
+ * (once no node of this backend uses them).
+ */
+static GxgDeviceCopy *
+gxg_copy_find(Relation index, const GxgMetaVersion *v)
+{
+	GxgDeviceCopy *found = NULL;
+
+	for (int i = 0; i < GXG_DEVICE_COPIES; i++)
+	{
+		GxgDeviceCopy *c = &gxg_copies[i];
+
+		if (c->relid == InvalidOid)
+			continue;
+		if (!gx_session_task_valid(c->task_id))
+		{
+			memset(c, 0, sizeof(*c));
+			continue;
+		}
+		if (c->relid != RelationGetRelid(index))
+			continue;
+		if (!c->stale && RelFileNodeEquals(c->node, index->rd_node) &&
+			c->version.build_id == v->build_id && c->version.inserts == v->inserts)
+			found = c;
+		else if (c->users == 0)
+		{
+			uint32		task = c->task_id;
+
+			memset(c, 0, sizeof(*c));
+			gx_task_destroy(task);
+		}
+		else
+			c->stale = true;	/* freed when no node uses it */
+	}
+	return found;
+}
+
+/* Free the session copies no node uses (gpuext.gist_device_cache off) */
+static void
+gxg_copy_free_unused(void)
+{
+	for (int i = 0; i < GXG_DEVICE_COPIES; i++)
+	{
+		GxgDeviceCopy *c = &gxg_copies[i];
+		uint32		task = c->task_id;
+
+		if (c->relid == InvalidOid || c->users > 0)
+			continue;
+		memset(c, 0, sizeof(*c));
+		if (gx_session_task_valid(task))
+			gx_task_destroy(task);
+	}
+}
+
+/*
+ * Keep dev's new device copy (task) for the session as the copy of index
+ * at state dev->version, in place of the least recently used one
+ */
+static void
+gxg_copy_store(GxgDevice *dev, Relation index)
+{
+	GxgDeviceCopy *slot = NULL;
+
+	if (!gxg_copy_callback)
+	{
+		RegisterXactCallback(gxg_copy_xact_callback, NULL);
+		gxg_copy_callback = true;
+	}
+	for (int i = 0; i < GXG_DEVICE_COPIES; i++)
+	{
+		GxgDeviceCopy *c = &gxg_copies[i];
+
+		if (c->relid != InvalidOid && c->users > 0)
+			continue;
+		if (slot == NULL || c->relid == InvalidOid ||
+			(slot->relid != InvalidOid && c->last_use < slot->last_use))
+			slot = c;
+	}
+	if (slot == NULL)
+		return;					/* every copy in use: this one is the node's */
+	if (slot->relid != InvalidOid)
+	{
+		uint32		task = slot->task_id;
+
+		memset(slot, 0, sizeof(*slot));
+		gx_task_destroy(task);
+	}
+	gx_task_keep_for_session(dev->task_id);
+	slot->relid = RelationGetRelid(index);
+	slot->node = index->rd_node;
+	slot->version = dev->version;
+	slot->task_id = dev->task_id;
+	slot->nblocks = dev->nblocks;
+	slot->root = dev->root;
+	slot->root_level = dev->root_level;
+	slot->tree_bytes = dev->tree_bytes;
+	slot->leaf_entries = dev->leaf_entries;
+	slot->leaf_w = dev->leaf_w;
+	slot->leaf_h = dev->leaf_h;
+	slot->area_w = dev->area_w;
+	slot->area_h = dev->area_h;
+	slot->last_use = ++gxg_copy_clock;
+	slot->users = 1;
+	slot->stale = false;
+	dev->cached = true;
+}
+
+/* Take the session copy c for dev's node */
+static void
+gxg_copy_use(GxgDevice *dev, GxgDeviceCopy *c)
+{
+	c->last_use = ++gxg_copy_clock;
+	c->users++;
+	dev->task_id = c->task_id;
+	dev->version = c->version;
+	dev->cached = true;
+	dev->nblocks = c->nblocks;
+	dev->root = c->root;
+	dev->root_level = c->root_level;
+	dev->tree_bytes = c->tree_bytes;
+	dev->leaf_entries = c->leaf_entries;
+	dev->leaf_w = c->leaf_w;
+	dev->leaf_h = c->leaf_h;
+	dev->area_w = c->area_w;
+	dev->area_h = c->area_h;
+	dev->mirror = NULL;
+	dev->state = GXG_DEV_READY;
+}
+
+
+/*
  * The first wanted batch: pick the engine, copy the tree and put it where
  * that engine searches it.  Returns false when the node walks the pages.
  */
@@ -174,6 +498,7 @@ gxg_device_prepare(GxgDevice *dev, Relation index)
 	uint64		bytes;
 	int			status = GX_OK;
 	char		err[GX_ERRLEN];
+	GxgMetaVersion version;
 
 	if (gxg_walk_engine == GXG_WALK_MIRROR)
 		gx_engine_start_with_mode(&dev->engine, GPUEXT_DEVICE_CPU);
@@ -193,6 +518,14 @@ gxg_device_prepare(GxgDevice *dev, Relation index)
 	/* a failed search is redone by the pages walk, not by the engine */
 	dev->engine.rerun_on_cpu = false;
 
+	/*
+	 * The index's state, read before the copy: an entry inserted or removed
+	 * meanwhile moves it on, and the copy is then not taken for the index
+	 * as it is (the session cache, gxg_device_mark_all_visible).  Read after
+	 * this node's snapshot was taken.
+	 */
+	gxg_meta_version(index, &version);
+	dev->version = version;
 	if (!dev->engine.use_gpu)
 	{
 		MemoryContext old = MemoryContextSwitchTo(dev->cxt);
@@ -207,7 +540,23 @@ gxg_device_prepare(GxgDevice *dev, Relation index)
 		uint64		limit = (uint64) gpuext_gpu_memory_limit_mb * 1024 * 1024;
 		uint64		part = Max(Min(gx_shared->arena_size / 8, 64 * 1024 * 1024),
 							   1024 * 1024);
+		GxgDeviceCopy *c;
 
+		/*
+		 * The session's copy when no entry was inserted since: one would
+		 * have moved the count (its insert precedes its commit, and so this
+		 * snapshot); an entry removed since pointed to a row dead to every
+		 * snapshot, which the heap fetch drops (see the top of the file).
+		 */
+		if (!gxg_device_cache)
+			gxg_copy_free_unused();
+		else if (version.build_id != 0 &&
+				 (c = gxg_copy_find(index, &version)) != NULL &&
+				 (limit == 0 || c->tree_bytes <= limit))
+		{
+			gxg_copy_use(dev, c);
+			return true;
+		}
 		m = gxg_device_copy_tree(index, &bytes);
 		if (limit > 0 && bytes > limit)
 		{
@@ -231,12 +580,17 @@ gxg_device_prepare(GxgDevice *dev, Relation index)
 		}
 		dev->mirror = NULL;
 	}
+	gxg_device_leaf_stats(dev, m);
 	dev->nblocks = m->nblocks;
 	dev->root = m->root;
 	dev->root_level = m->root_level;
 	dev->tree_bytes = bytes;
 	if (dev->engine.use_gpu)
+	{
 		pfree(m);
+		if (gxg_device_cache && version.build_id != 0)
+			gxg_copy_store(dev, index);
+	}
 	dev->state = GXG_DEV_READY;
 	return true;
 }
@@ -335,8 +689,7 @@ gxg_device_walk(GxgDevice *dev, Relation index, const GxRtQuery *drive, uint32 n
 		bool		resend = false;
 
 		CHECK_FOR_INTERRUPTS();
-		/* first guess: a few results a probe */
-		room = r.room ? r.room : Max((uint64) nq * 4, 1024);
+		room = r.room ? r.room : gxg_device_room(dev, drive + r.lo, nq);
 		room = Max(Min(room, max_room), 1);
 		visit_cap = Max((uint64) nq * 8, (uint64) dev->nblocks);
 		visit_cap = Min(visit_cap, (uint64) PG_INT32_MAX);
@@ -413,6 +766,11 @@ gxg_device_walk(GxgDevice *dev, Relation index, const GxRtQuery *drive, uint32 n
 			gxg_device_append(pairs, npairs, &cap,
 							  (const GxRtPair *) ((char *) out + sizeof(GxRtSearchOut)),
 							  out->npairs, r.lo);
+		if (!(out->flags & GX_RT_OVERFLOW_VISITS))
+		{
+			dev->seen_probes += nq;
+			dev->seen_pairs += out->npairs;
+		}
 
 		if (nstack + 2 > stack_cap)
 		{
@@ -458,13 +816,39 @@ gxg_device_walk(GxgDevice *dev, Relation index, const GxRtQuery *drive, uint32 n
 	return true;
 }
 
+/*
+ * Flag the device's result pairs whose heap page is all-visible
+ * (gxg_mark_all_visible), when the node's copy is the index as it is now:
+ * the same build, no insert and no removal since it was made, read under
+ * the metapage's share lock, which is held through the visibility checks as
+ * in the pages walk (vacuum's barrier, gxg_bulkdelete, waits for it).  A
+ * copy made before a removal may hold entries whose heap items are gone;
+ * its pairs keep pad 0 (fetched).  Not on a standby (no such lock).
+ */
+void
+gxg_device_mark_all_visible(GxgDevice *dev, Relation index, Relation heap,
+							GxRtPair *pairs, int64 n)
+{
+	GxgMetaVersion now;
+
+	if (dev == NULL || dev->version.build_id == 0 || n == 0 || RecoveryInProgress())
+		return;
+	LockPage(index, GXG_META_BLKNO, ShareLock);
+	gxg_meta_version(index, &now);
+	if (now.build_id == dev->version.build_id && now.inserts == dev->version.inserts &&
+		now.removals == dev->version.removals)
+		gxg_mark_all_visible(heap, pairs, n);
+	UnlockPage(index, GXG_META_BLKNO, ShareLock);
+}
+
 /* End of the node: free the task (or the CPU engine's copy) */
 void
 gxg_device_release(GxgDevice *dev)
 {
 	if (dev == NULL)
 		return;
-	if (dev->task_id != 0)
+	/* a session copy stays for the next node */
+	if (dev->task_id != 0 && (!dev->cached || gxg_copy_release(dev->task_id, false)))
 		gx_task_destroy(dev->task_id);
 	dev->task_id = 0;
 	if (dev->cpu_table != 0)

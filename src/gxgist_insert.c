@@ -305,6 +305,18 @@ gxg_insert(Relation index, Datum *values, bool *isnull,
 	n = GxgPageGetNEntries(page);
 	GxgPageGetEntries(page)[n] = key;
 	gxg_set_nentries(page, n + 1);
+	/*
+	 * one more insert in the metapage, in the same record: a device copy of
+	 * the tree made at an earlier count is out of date (src/gxgist_device.c);
+	 * not in indexes built before the count existed (their metapage ends
+	 * before it)
+	 */
+	if (GxgMetaHasVersion(BufferGetPage(metabuf)) && meta->build_id != 0)
+	{
+		Page		metapage = GenericXLogRegisterBuffer(state, metabuf, 0);
+
+		GxgPageGetMeta(metapage)->insert_count++;
+	}
 	GenericXLogFinish(state);
 
 	UnlockReleaseBuffer(buf);

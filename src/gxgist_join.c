@@ -47,6 +47,7 @@
 #include "nodes/extensible.h"
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
+#include "optimizer/clauses.h"
 #include "optimizer/cost.h"
 #include "optimizer/optimizer.h"
 #include "optimizer/pathnode.h"
@@ -64,7 +65,7 @@
 #include "gxgist.h"
 
 static bool gxg_enable_join = true;
-static int	gxg_join_batch = 1024;
+static int	gxg_join_batch = 65536;
 static set_join_pathlist_hook_type prev_set_join_pathlist_hook = NULL;
 
 /* custom_private of the plan: these Integer nodes, then the source map
@@ -101,6 +102,8 @@ typedef struct GxgJoinState
 	int64		next;
 	bool		found;			/* the current TID has a visible row */
 	bool		outer_done;
+	bool		skip_fetch;		/* no inner column needed: all-visible rows
+								 * are not fetched (index-only scan style) */
 	GxgDevice  *dev;			/* the tree on the GPU, kept across rescans */
 } GxgJoinState;
 
@@ -186,6 +189,42 @@ gxg_join_match(PlannerInfo *root, RestrictInfo *rinfo, RelOptInfo *outerrel,
 }
 
 /*
+ * A GistJoin path over outer_path (a partial one for a partial path: its
+ * rows are one worker's share).  Cost: the outer path, a descent and the
+ * leaves reached per outer row (one entry test each), the inner rows
+ * fetched as an index scan would fetch them, and the host quals on every
+ * joined row.
+ */
+static CustomPath *
+gxg_join_path(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *innerrel,
+			  IndexOptInfo *index, Path *outer_path, QualCost *qcost, List *private)
+{
+	CustomPath *cpath;
+	double		outer_rows = Max(outer_path->rows, 1.0);
+	double		share = Min(1.0, outer_rows / Max(outer_path->parent->rows, 1.0));
+	double		rows = clamp_row_est(joinrel->rows * share);
+	double		fanout = GXG_MAX_NODE_SIZE * 0.7;
+	double		levels;
+	double		per_probe;
+	double		pages_fetched;
+
+	levels = (innerrel->tuples > 1) ? ceil(log(innerrel->tuples) / log(fanout)) : 1;
+	per_probe = (levels + rows / outer_rows / fanout) * fanout * gxg_entry_test_cost();
+	pages_fetched = index_pages_fetched(rows, innerrel->pages, (double) index->pages, root);
+
+	cpath = batchjoin_make_path(joinrel, outer_path, &gxg_join_path_methods);
+	cpath->path.rows = rows;
+	cpath->path.startup_cost = outer_path->startup_cost + qcost->startup;
+	cpath->path.total_cost = outer_path->total_cost + qcost->startup
+		+ outer_rows * per_probe
+		+ pages_fetched * random_page_cost
+		+ rows * (cpu_tuple_cost + cpu_index_tuple_cost + qcost->per_tuple)
+		+ rows * joinrel->reltarget->cost.per_tuple;
+	cpath->custom_private = private;
+	return cpath;
+}
+
+/*
  * set_join_pathlist_hook: offer a GistJoin path for an inner join probing
  * the inner table's gpuext_gist index with the outer rows' keys.
  */
@@ -202,14 +241,11 @@ gxg_join_pathlist(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
 	Oid			opno = InvalidOid;
 	AttrNumber	attno = 0;
 	Path	   *outer_path;
+	Path	   *partial_outer;
 	CustomPath *cpath;
 	List	   *host_rinfos = NIL;
+	List	   *private;
 	QualCost	qcost;
-	double		outer_rows;
-	double		per_probe;
-	double		levels;
-	double		fanout = GXG_MAX_NODE_SIZE * 0.7;
-	double		pages_fetched;
 
 	if (prev_set_join_pathlist_hook)
 		prev_set_join_pathlist_hook(root, joinrel, outerrel, innerrel, jointype, extra);
@@ -253,6 +289,11 @@ gxg_join_pathlist(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
 	outer_path = outerrel->cheapest_total_path;
 	if (outer_path == NULL || outer_path->param_info != NULL)
 		return;
+	partial_outer = (joinrel->consider_parallel && innerrel->consider_parallel &&
+					 outerrel->partial_pathlist != NIL)
+		? linitial(outerrel->partial_pathlist) : NULL;
+	if (partial_outer && partial_outer->param_info != NULL)
+		partial_outer = NULL;
 
 	/* plain columns only, and every outer column in the outer path's output */
 	if (!batchjoin_vars_ok((Node *) joinrel->reltarget->exprs) ||
@@ -271,33 +312,34 @@ gxg_join_pathlist(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
 			if (v->varno != innerrel->relid &&
 				!list_member(outer_path->pathtarget->exprs, v))
 				return;
+			if (v->varno != innerrel->relid && partial_outer &&
+				!list_member(partial_outer->pathtarget->exprs, v))
+				partial_outer = NULL;
 		}
 	}
 
-	/*
-	 * Cost: the outer path, a descent and the leaves reached per outer row
-	 * (one entry test each), the inner rows fetched as an index scan would
-	 * fetch them, and the host quals on every joined row.
-	 */
-	outer_rows = Max(outer_path->rows, 1.0);
-	levels = (innerrel->tuples > 1) ? ceil(log(innerrel->tuples) / log(fanout)) : 1;
-	per_probe = (levels + joinrel->rows / outer_rows / fanout) * fanout * gxg_entry_test_cost();
-	pages_fetched = index_pages_fetched(joinrel->rows, innerrel->pages,
-										(double) index->pages, root);
 	cost_qual_eval(&qcost, host_rinfos, root);
+	private = list_make4(key_rinfo, host_rinfos, outer_expr,
+						 lappend_int(list_make4_int(strategy, (int) opno, attno,
+													(int) index->indexoid),
+									 (int) innerrel->relid));
+	add_path(joinrel, &gxg_join_path(root, joinrel, innerrel, index, outer_path,
+									 &qcost, private)->path);
 
-	cpath = batchjoin_make_path(joinrel, outer_path, &gxg_join_path_methods);
-	cpath->path.startup_cost = outer_path->startup_cost + qcost.startup;
-	cpath->path.total_cost = outer_path->total_cost + qcost.startup
-		+ outer_rows * per_probe
-		+ pages_fetched * random_page_cost
-		+ joinrel->rows * (cpu_tuple_cost + cpu_index_tuple_cost + qcost.per_tuple)
-		+ joinrel->rows * joinrel->reltarget->cost.per_tuple;
-	cpath->custom_private = list_make4(key_rinfo, host_rinfos, outer_expr,
-									   lappend_int(list_make4_int(strategy, (int) opno, attno,
-																  (int) index->indexoid),
-												   (int) innerrel->relid));
-	add_path(joinrel, &cpath->path);
+	/*
+	 * Partial: the workers of a Gather share the outer rows (a partial outer
+	 * path), each probing the index with its own; as a parallel nested loop
+	 * over an index scan
+	 */
+	if (partial_outer && partial_outer->parallel_safe &&
+		is_parallel_safe(root, (Node *) outer_expr) &&
+		is_parallel_safe(root, (Node *) extract_actual_clauses(host_rinfos, false)))
+	{
+		cpath = gxg_join_path(root, joinrel, innerrel, index, partial_outer, &qcost, private);
+		cpath->path.parallel_safe = true;
+		cpath->path.parallel_workers = partial_outer->parallel_workers;
+		add_partial_path(joinrel, &cpath->path);
+	}
 }
 
 /* PlanCustomPath: the CustomScan, its scan tuple and the source map */
@@ -381,6 +423,8 @@ gxg_join_begin(CustomScanState *node, EState *estate, int eflags)
 	js->outer_done = false;
 	js->npairs = js->next = 0;
 	js->dev = IsMVCCSnapshot(estate->es_snapshot) ? gxg_device_create() : NULL;
+	/* all-visible means visible to this snapshot only for MVCC snapshots */
+	js->skip_fetch = js->cols.inner_maxatt == 0 && IsMVCCSnapshot(estate->es_snapshot);
 }
 
 /* Fill the scan tuple from the outer row (and the inner row, or NULLs) */
@@ -388,6 +432,33 @@ static TupleTableSlot *
 gxg_join_fill(GxgJoinState *js, TupleTableSlot *outer, TupleTableSlot *inner)
 {
 	return batchjoin_fill(&js->cols, js->css.ss.ss_ScanTupleSlot, outer, inner);
+}
+
+/*
+ * Put a batch's pairs in the order gxg_join_next consumes them: the pairs
+ * it fetches in heap order (TID, then query; a row fetched once), after
+ * the all-visible pairs of a node that fetches nothing for them, which
+ * need no order.
+ */
+static void
+gxg_join_order_pairs(GxgJoinState *js)
+{
+	int64		nvis = 0;
+
+	if (js->skip_fetch)
+	{
+		for (int64 i = 0; i < js->npairs; i++)
+		{
+			if (js->pairs[i].pad & GXG_PAIR_ALL_VISIBLE)
+			{
+				GxRtPair	t = js->pairs[nvis];
+
+				js->pairs[nvis++] = js->pairs[i];
+				js->pairs[i] = t;
+			}
+		}
+	}
+	gxg_sort_pairs(js->pairs + nvis, js->npairs - nvis, true);
 }
 
 /* Read a batch of outer rows, probe the index with their keys */
@@ -399,16 +470,29 @@ gxg_join_load_batch(GxgJoinState *js)
 	uint32		nq = 0;
 	MemoryContext old;
 
+	uint32		cap = (uint32) Min(gxg_join_batch, 1024);
+
 	MemoryContextReset(js->batch_ctx);
 	js->pairs = NULL;
 	js->npairs = js->next = 0;
-	js->outer_rows = MemoryContextAlloc(js->batch_ctx, gxg_join_batch * sizeof(MinimalTuple));
-	js->queries = MemoryContextAlloc(js->batch_ctx, gxg_join_batch * sizeof(GxRtQuery));
+	js->outer_rows = MemoryContextAlloc(js->batch_ctx, cap * sizeof(MinimalTuple));
+	js->queries = MemoryContextAlloc(js->batch_ctx, cap * sizeof(GxRtQuery));
 	while (nq < (uint32) gxg_join_batch)
 	{
-		TupleTableSlot *slot = ExecProcNode(outer);
+		TupleTableSlot *slot;
 		Datum		key;
 		bool		isnull;
+
+		if (nq == cap)
+		{
+			/* a batch also ends when its outer rows fill work_mem */
+			if (MemoryContextMemAllocated(js->batch_ctx, false) >= (Size) work_mem * 1024)
+				break;
+			cap = (uint32) Min((uint64) cap * 2, (uint64) gxg_join_batch);
+			js->outer_rows = repalloc(js->outer_rows, cap * sizeof(MinimalTuple));
+			js->queries = repalloc(js->queries, cap * sizeof(GxRtQuery));
+		}
+		slot = ExecProcNode(outer);
 
 		if (TupIsNull(slot))
 		{
@@ -429,7 +513,9 @@ gxg_join_load_batch(GxgJoinState *js)
 	if (nq > 0)
 	{
 		old = MemoryContextSwitchTo(js->batch_ctx);
-		js->pairs = gxg_walk(js->index, js->dev, js->queries, nq, NULL, 0, 0, &js->npairs);
+		js->pairs = gxg_walk(js->index, js->dev, js->queries, nq, NULL, 0, 0,
+							 js->skip_fetch ? js->heap : NULL, &js->npairs);
+		gxg_join_order_pairs(js);
 		MemoryContextSwitchTo(old);
 	}
 }
@@ -450,8 +536,14 @@ gxg_join_next(ScanState *ss)
 
 			CHECK_FOR_INTERRUPTS();
 			ItemPointerSet(&tid, p->blk, p->off);
-			/* pairs are in TID order: a row is fetched once for all its probes */
-			if (js->next == 1 || p->blk != p[-1].blk || p->off != p[-1].off)
+			/*
+			 * pairs are in TID order: a row is fetched once for all its
+			 * probes; not at all when no inner column is needed and its
+			 * page was all-visible during the walk (gxg_mark_all_visible)
+			 */
+			if (js->skip_fetch && (p->pad & GXG_PAIR_ALL_VISIBLE))
+				js->found = true;
+			else if (js->next == 1 || p->blk != p[-1].blk || p->off != p[-1].off)
 				js->found = batchjoin_fetch_inner(js->fetch, &tid, snapshot, js->heap_slot);
 			if (!js->found)
 				continue;
@@ -545,7 +637,8 @@ gx_gist_join_init(void)
 							 NULL, NULL, NULL);
 	DefineCustomIntVariable("gpuext.gist_join_batch",
 							"Outer rows per batch of GistJoin probes.",
-							NULL, &gxg_join_batch, 1024, 1, 1024 * 1024,
+							"A batch also ends when its outer rows fill work_mem.",
+							&gxg_join_batch, 65536, 1, 1024 * 1024,
 							PGC_USERSET, 0, NULL, NULL, NULL);
 	prev_set_join_pathlist_hook = set_join_pathlist_hook;
 	set_join_pathlist_hook = gxg_join_pathlist;

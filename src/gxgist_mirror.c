@@ -39,7 +39,10 @@ static const struct config_enum_entry gxg_walk_options[] = {
 	{NULL, 0, false}
 };
 
-/* the GUCs gpuext.gist_walk and gpuext.gist_gpu_min_batch; from gx_gist_init */
+/*
+ * the GUCs gpuext.gist_walk, gpuext.gist_gpu_min_batch and
+ * gpuext.gist_device_cache; from gx_gist_init
+ */
 void
 gx_gist_mirror_init(void)
 {
@@ -56,6 +59,10 @@ gx_gist_mirror_init(void)
 							"Smaller batches (single queries) walk the index's pages on the CPU.",
 							&gxg_gpu_min_batch, 64, 2, INT_MAX,
 							PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomBoolVariable("gpuext.gist_device_cache",
+							 "Keeps device copies of gpuext_gist trees for the session while the index is unchanged.",
+							 "Off: every node makes its own copy and frees it at its end.",
+							 &gxg_device_cache, false, PGC_USERSET, 0, NULL, NULL, NULL);
 }
 
 /*

@@ -240,10 +240,13 @@ gxg_search(Relation index, GxgDevice *dev, const GxRtQuery *queries, int nquerie
 		}
 	}
 
-	pairs = gxg_walk(index, dev, drive, ndrive, filter, nfilter, nkeys - 1, &npairs);
+	pairs = gxg_walk(index, dev, drive, ndrive, filter, nfilter, nkeys - 1, NULL, &npairs);
 
-	/* one TID per row: the drive queries' lists may overlap */
-	/* pairs come in TID order (gxg_walk): keep one of each TID */
+	/*
+	 * one TID per row: the drive queries' lists may overlap; in heap order
+	 * keep one of each TID (a bitmap too is filled faster in heap order)
+	 */
+	gxg_sort_pairs(pairs, npairs, false);
 	tids = palloc_extended(Max(npairs, 1) * sizeof(ItemPointerData), MCXT_ALLOC_HUGE);
 	for (int64 i = 0; i < npairs; i++)
 	{

@@ -15,9 +15,11 @@
 #include "postgres.h"
 
 #include "access/genam.h"
+#include "access/xlog.h"
 #include "commands/vacuum.h"
 #include "miscadmin.h"
 #include "storage/bufmgr.h"
+#include "storage/lmgr.h"
 #include "utils/rel.h"
 
 #include "gxgist.h"
@@ -105,7 +107,15 @@ gxg_vacuum_scan(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 	stats->estimated_count = false;
 }
 
-/* ambulkdelete */
+/*
+ * ambulkdelete.  At the end, when entries went, the removal count of the
+ * metapage is bumped, then a barrier: the metapage's heavyweight lock
+ * taken and dropped in exclusive mode waits for the walks in progress
+ * (share mode).  Vacuum marks the heap items of the removed entries unused
+ * (and their pages all-visible) only after this returns, so a walk that
+ * found an entry and checks the visibility map before it drops its lock
+ * (gxg_mark_all_visible) never takes a removed row for a visible one.
+ */
 IndexBulkDeleteResult *
 gxg_bulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 			   IndexBulkDeleteCallback callback, void *callback_state)
@@ -113,6 +123,25 @@ gxg_bulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 	if (stats == NULL)
 		stats = (IndexBulkDeleteResult *) palloc0(sizeof(IndexBulkDeleteResult));
 	gxg_vacuum_scan(info, stats, callback, callback_state);
+	if (stats->tuples_removed > 0 && !RecoveryInProgress())
+	{
+		Buffer		metabuf = ReadBuffer(info->index, GXG_META_BLKNO);
+
+		/* a device copy made before is no longer the index (gxgist_device.c) */
+		LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
+		if (GxgMetaHasVersion(BufferGetPage(metabuf)) &&
+			gxg_check_meta(info->index, BufferGetPage(metabuf))->build_id != 0)
+		{
+			GenericXLogState *state = GenericXLogStart(info->index);
+			Page		metapage = GenericXLogRegisterBuffer(state, metabuf, 0);
+
+			GxgPageGetMeta(metapage)->removal_count++;
+			GenericXLogFinish(state);
+		}
+		UnlockReleaseBuffer(metabuf);
+		LockPage(info->index, GXG_META_BLKNO, ExclusiveLock);
+		UnlockPage(info->index, GXG_META_BLKNO, ExclusiveLock);
+	}
 	return stats;
 }
 

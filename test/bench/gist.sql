@@ -1,9 +1,12 @@
 -- gpuext_gist benchmark (issue 9 item 5): batched box queries and a
 -- spatial join, gpuext_gist against PostgreSQL's GiST on the same data.
--- Run by test/bench/gist.sh (or: psql -v rows=N -v queries=Q -f gist.sql in
--- a database with gpuext).  Prints one line per case and method: the best
--- of :reps runs in ms and the row count; the row counts of a case must
--- agree (the script raises an error otherwise).
+-- The GPU cases keep the device copy of the tree across their runs
+-- (gpuext.gist_device_cache): best of 2 or more runs shows the searches
+-- without the upload.  Run by test/bench/gist.sh (or: psql -v rows=N
+-- -v queries=Q -f gist.sql in a database with gpuext).  Prints one line
+-- per case and method: the best of :reps runs in ms and the row count;
+-- the row counts of a case must agree (the script raises an error
+-- otherwise).
 \set ON_ERROR_STOP on
 \if :{?rows}
 \else
@@ -66,7 +69,7 @@ BEGIN
   RESET enable_seqscan; RESET enable_bitmapscan; RESET enable_indexscan;
   RESET enable_hashjoin; RESET enable_mergejoin; RESET enable_material;
   RESET enable_nestloop; RESET gpuext.enable_gist_join;
-  RESET gpuext.gist_join_batch; SET gpuext.enabled = off;
+  RESET gpuext.gist_join_batch; RESET gpuext.gist_device_cache; SET gpuext.enabled = off;
   SET max_parallel_workers_per_gather = 0; RESET parallel_setup_cost;
   RESET parallel_tuple_cost; RESET min_parallel_table_scan_size;
   INSERT INTO gb_times VALUES (case_name, method, best, n);
@@ -88,7 +91,16 @@ SELECT pg_temp.gb_time('batch && ANY', 'gpuext_gist bitmap',
   'SET enable_seqscan = off; SET enable_indexscan = off', :reps);
 SELECT pg_temp.gb_time('batch && ANY', 'gpuext_gist bitmap, gpuext on (GPU if any)',
   'SELECT count(*) FROM gb_gx WHERE bx && ANY ((SELECT array_agg(qb) FROM gb_q)::box[])',
-  'SET enable_seqscan = off; SET enable_indexscan = off; SET gpuext.enabled = on', :reps);
+  'SET enable_seqscan = off; SET enable_indexscan = off; SET gpuext.enabled = on; SET gpuext.gist_device_cache = on', :reps);
+SELECT pg_temp.gb_time('batch && ANY', 'gpuext_gist bitmap, 8 workers',
+  'SELECT count(*) FROM gb_gx WHERE bx && ANY ((SELECT array_agg(qb) FROM gb_q)::box[])',
+  'SET enable_seqscan = off; SET enable_indexscan = off; SET max_parallel_workers_per_gather = 8; '
+  'SET parallel_setup_cost = 0; SET parallel_tuple_cost = 0; SET min_parallel_table_scan_size = 0', :reps);
+SELECT pg_temp.gb_time('batch && ANY', 'gpuext_gist bitmap, 8 workers, gpuext on (GPU if any)',
+  'SELECT count(*) FROM gb_gx WHERE bx && ANY ((SELECT array_agg(qb) FROM gb_q)::box[])',
+  'SET enable_seqscan = off; SET enable_indexscan = off; SET gpuext.enabled = on; '
+  'SET gpuext.gist_device_cache = on; SET max_parallel_workers_per_gather = 8; '
+  'SET parallel_setup_cost = 0; SET parallel_tuple_cost = 0; SET min_parallel_table_scan_size = 0', :reps);
 SELECT pg_temp.gb_time('batch && ANY', 'gpuext_gist index',
   'SELECT count(*) FROM gb_gx WHERE bx && ANY ((SELECT array_agg(qb) FROM gb_q)::box[])',
   'SET enable_seqscan = off; SET enable_bitmapscan = off', :reps);
@@ -108,13 +120,24 @@ SELECT pg_temp.gb_time('join q && t', 'gpuext_gist nested loop',
 SELECT pg_temp.gb_time('join q && t', 'gpuext_gist GistJoin',
   'SELECT count(*) FROM gb_q q JOIN gb_gx t ON t.bx && q.qb',
   'SET enable_nestloop = off; SET enable_hashjoin = off; SET enable_mergejoin = off', :reps);
+SELECT pg_temp.gb_time('join q && t', 'gpuext_gist GistJoin, 8 workers',
+  'SELECT count(*) FROM gb_q q JOIN gb_gx t ON t.bx && q.qb',
+  'SET enable_nestloop = off; SET enable_hashjoin = off; SET enable_mergejoin = off; '
+  'SET max_parallel_workers_per_gather = 8; SET parallel_setup_cost = 0; '
+  'SET parallel_tuple_cost = 0; SET min_parallel_table_scan_size = 0', :reps);
+SELECT pg_temp.gb_time('join q && t', 'gpuext_gist GistJoin, 8 workers, gpuext on (GPU if any)',
+  'SELECT count(*) FROM gb_q q JOIN gb_gx t ON t.bx && q.qb',
+  'SET enable_nestloop = off; SET enable_hashjoin = off; SET enable_mergejoin = off; '
+  'SET gpuext.enabled = on; SET gpuext.gist_device_cache = on; SET gpuext.gist_join_batch = 65536; '
+  'SET max_parallel_workers_per_gather = 8; SET parallel_setup_cost = 0; '
+  'SET parallel_tuple_cost = 0; SET min_parallel_table_scan_size = 0', :reps);
 SELECT pg_temp.gb_time('join q && t', 'gpuext_gist GistJoin, gpuext on (GPU if any)',
   'SELECT count(*) FROM gb_q q JOIN gb_gx t ON t.bx && q.qb',
   'SET enable_nestloop = off; SET enable_hashjoin = off; SET enable_mergejoin = off; '
-  'SET gpuext.enabled = on; SET gpuext.gist_join_batch = 65536', :reps);
+  'SET gpuext.enabled = on; SET gpuext.gist_device_cache = on; SET gpuext.gist_join_batch = 65536', :reps);
 SELECT pg_temp.gb_time('join q && t', 'gpuext_gist_probe batch, gpuext on (GPU if any)',
   'SELECT count(*) FROM gpuext_gist_probe(''gb_gx_bx'', (SELECT array_agg(qb ORDER BY qid) FROM gb_q), ''&&'')',
-  'SET gpuext.enabled = on', :reps);
+  'SET gpuext.enabled = on; SET gpuext.gist_device_cache = on', :reps);
 SELECT pg_temp.gb_time('join q && t', 'gpuext_gist_probe batch',
   'SELECT count(*) FROM gpuext_gist_probe(''gb_gx_bx'', (SELECT array_agg(qb ORDER BY qid) FROM gb_q), ''&&'')',
   '', :reps);

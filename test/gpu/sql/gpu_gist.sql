@@ -8,8 +8,9 @@
 -- guess (sent again) and whose visits overflow it (split); every batch on
 -- the GPU (cpu_fallback off, the GPU batch counter grows, no fallback);
 -- then an injected kernel fault and gpuext.gpu_memory_limit, with the
--- fallback off (an ERROR) and on (the pages walk, same rows); a stalled
--- request ends with statement_timeout; device memory is released.
+-- fallback off (an ERROR) and on (the pages walk, same rows); device
+-- copies kept across queries (gpuext.gist_device_cache) until an insert; a
+-- stalled request ends with statement_timeout; device memory is released.
 -- First run on an H100 on 2026-11-22.
 \set VERBOSITY terse
 \set SHOW_CONTEXT never
@@ -234,6 +235,43 @@ RESET enable_mergejoin;
 RESET gpuext.gist_join_batch;
 RESET gpuext.gpu_memory_limit;
 SET gpuext.cpu_fallback = off;
+
+-- gpuext.gist_device_cache: a GistJoin's device copy kept for later
+-- queries while the index is unchanged (same rows, the copy stays on the
+-- device), an insert makes it unused (the new rows are found), a delete
+-- leaves it (the heap fetch drops the rows); off frees it at the next GPU
+-- search
+SET enable_nestloop = off;
+SET enable_hashjoin = off;
+SET enable_mergejoin = off;
+CREATE TABLE ggc AS SELECT * FROM ggs;
+CREATE INDEX ggc_bx ON ggc USING gpuext_gist (bx);
+ANALYZE ggc;
+SET gpuext.gist_walk = pages;
+SELECT count(*) AS c_ref FROM ggc t JOIN ggq q ON t.bx && q.qb \gset
+SET gpuext.gist_walk = auto;
+SET gpuext.gist_device_cache = on;
+SELECT count(*) = :c_ref AS cache_first FROM ggc t JOIN ggq q ON t.bx && q.qb;
+SELECT device_memory_in_use > 0 AS copy_kept FROM gpuext_status();
+SELECT count(*) = :c_ref AS cache_again FROM ggc t JOIN ggq q ON t.bx && q.qb;
+INSERT INTO ggc SELECT id + 100000, bx, pt FROM ggs WHERE id % 10 = 0;
+SET gpuext.gist_walk = pages;
+SELECT count(*) AS c_ref2 FROM ggc t JOIN ggq q ON t.bx && q.qb \gset
+SET gpuext.gist_walk = auto;
+SELECT :c_ref2 > :c_ref AS grew, count(*) = :c_ref2 AS cache_after_insert
+  FROM ggc t JOIN ggq q ON t.bx && q.qb;
+DELETE FROM ggc WHERE id % 7 = 0;
+SET gpuext.gist_walk = pages;
+SELECT count(*) AS c_ref3 FROM ggc t JOIN ggq q ON t.bx && q.qb \gset
+SET gpuext.gist_walk = auto;
+SELECT count(*) = :c_ref3 AS cache_after_delete FROM ggc t JOIN ggq q ON t.bx && q.qb;
+SET gpuext.gist_device_cache = off;
+SELECT count(*) = :c_ref3 AS no_cache FROM ggc t JOIN ggq q ON t.bx && q.qb;
+SELECT device_memory_in_use = 0 AS copies_freed FROM gpuext_status();
+DROP TABLE ggc;
+RESET enable_nestloop;
+RESET enable_hashjoin;
+RESET enable_mergejoin;
 
 -- cancellation: a stalled load of the tree ends with statement_timeout
 -- and leaves nothing on the device
