@@ -52,6 +52,7 @@ typedef struct PtreeScanOpaqueData
 	PtreeScanKey *keys;
 	int			nkeys;
 	int			driver;			/* index of the = ANY key that drives, or -1 */
+	int			satisfied;		/* a key the walk's bounds already satisfy, or -1 */
 	bool		hold;			/* the metapage is held for the whole collection */
 	bool		changed;		/* a page was no longer of the scan's generation */
 	ItemPointerData *tids;
@@ -126,6 +127,7 @@ ptree_prepare_keys(IndexScanDesc scan)
 	so->keys = palloc0(sizeof(PtreeScanKey) * Max(scan->numberOfKeys, 1));
 	so->nkeys = 0;
 	so->driver = -1;
+	so->satisfied = -1;
 	so->impossible = false;
 	so->want_null = false;
 	so->want_notnull = false;
@@ -267,6 +269,8 @@ ptree_matches(PtreeScanOpaque so, const PtreeKey *key)
 		PtreeScanKey *pk = &so->keys[i];
 		int			c;
 
+		if (i == so->satisfied)
+			continue;
 		if (pk->strategy == 0)
 		{
 			if (!ptree_in_array(key, pk->elems, pk->nelems))
@@ -413,15 +417,42 @@ ptree_find_leaf(Relation index, PtreeScanOpaque so, PtreeMetaData *meta, const P
 }
 
 /*
+ * The first offset of a leaf whose key is >= bound (maxoff + 1 if none):
+ * a binary search, since a leaf's keys are non-decreasing.  It spares a
+ * lookup the linear walk over the keys below it.
+ */
+static OffsetNumber
+ptree_leaf_lower(Page page, const PtreeKey *bound)
+{
+	OffsetNumber lo = FirstOffsetNumber,
+				hi = PageGetMaxOffsetNumber(page) + 1;
+
+	while (lo < hi)
+	{
+		OffsetNumber mid = lo + (hi - lo) / 2;
+		PtreeKey	k;
+
+		ptree_tuple_key((PtreeTuple) PageGetItem(page, PageGetItemId(page, mid)), &k);
+		if (ptree_key_compare(&k, bound) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/*
  * Read main's leaves from the one that may hold lower (or the first) up
  * to the first key beyond upper (NULL: no upper bound; upper_incl: keys
- * equal to upper still belong), keeping matching TIDs
+ * equal to upper still belong), keeping matching TIDs.  Keys below lower
+ * are skipped by binary search, not read one by one.
  */
 static void
 ptree_scan_main(Relation index, PtreeScanOpaque so, PtreeMetaData *meta,
 				const PtreeKey *lower, const PtreeKey *upper, bool upper_incl)
 {
 	BlockNumber blkno;
+	bool		seeking = lower != NULL;
 
 	if (meta->levels == 0 || so->changed)
 		return;
@@ -441,7 +472,13 @@ ptree_scan_main(Relation index, PtreeScanOpaque so, PtreeMetaData *meta,
 			return;
 		page = BufferGetPage(buf);
 		maxoff = PageGetMaxOffsetNumber(page);
-		for (off = FirstOffsetNumber; off <= maxoff; off++)
+		off = FirstOffsetNumber;
+		if (seeking)
+		{
+			off = ptree_leaf_lower(page, lower);
+			seeking = off > maxoff;
+		}
+		for (; off <= maxoff; off++)
 		{
 			PtreeTuple	t = (PtreeTuple) PageGetItem(page, PageGetItemId(page, off));
 			PtreeKey	k;
@@ -485,6 +522,7 @@ ptree_main_lookup(Relation index, PtreeMetaData *meta, bool hold, const PtreeKey
 	so.hold = hold;
 	so.want_notnull = true;
 	so.driver = -1;
+	so.satisfied = 0;			/* the walk's bounds are the key */
 	pk.strategy = PTREE_EQ;
 	pk.key = *key;
 	so.keys = &pk;
@@ -600,8 +638,13 @@ ptree_collect_gen(Relation index, PtreeScanOpaque so, PtreeMetaData *meta)
 			ptree_mirror_fits(meta))
 			ptree_scan_batch(index, so, meta, pk);
 		else
+		{
+			/* each element's walk is bounded by it: only its own key reaches the filter */
+			so->satisfied = so->driver;
 			for (i = 0; i < pk->nelems && !so->changed; i++)
 				ptree_scan_main(index, so, meta, &pk->elems[i], &pk->elems[i], true);
+			so->satisfied = -1;
+		}
 	}
 	else
 	{
