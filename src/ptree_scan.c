@@ -535,35 +535,39 @@ ptree_main_lookup(Relation index, PtreeMetaData *meta, bool hold, const PtreeKey
 
 /*
  * Look the elements of an = ANY key up in one batch in the index's
- * prefix-tree mirror (on the GPU or the CPU engine: ptree_device.c)
+ * prefix-tree mirror (on the GPU or the CPU engine: ptree_device.c);
+ * false, nothing done, when the mirror is over gpuext.ptree_mirror_max_mb
  */
-static void
+static bool
 ptree_scan_batch(Relation index, PtreeScanOpaque so, PtreeMetaData *meta, PtreeScanKey *pk)
 {
-	GxPtreeMirror *m = ptree_mirror_get(index, meta, so->hold);
+	bool		too_large;
+	GxPtreeMirror *m = ptree_mirror_get(index, meta, so->hold, &too_large);
 	int64	   *found;
 	ItemPointerData *buf = NULL;
 	int64		maxbuf = 0;
 	int			i;
 
+	if (too_large)
+		return false;
 	if (m == NULL)
 	{
 		so->changed = true;		/* the structure changed during the build */
-		return;
+		return true;
 	}
 	found = palloc(sizeof(int64) * pk->nelems);
 	ptree_lookup_probes(&so->engine, m, pk->elems, pk->nelems, found, so->hold);
 	for (i = 0; i < pk->nelems; i++)
 	{
-		PtreeKey	key;
 		const uint64 *tids;
 		int64		ntids,
 					j;
 
+		/* a key found is the element's: the other scan keys filter it */
 		if (found[i] < 0)
 			continue;
-		ptree_mirror_key(m, found[i], &key, &tids, &ntids);
-		if (!ptree_matches(so, &key))
+		ptree_mirror_tids(m, found[i], &tids, &ntids);
+		if (!ptree_matches(so, &pk->elems[i]))
 			continue;
 		if (ntids > maxbuf)
 		{
@@ -578,6 +582,7 @@ ptree_scan_batch(Relation index, PtreeScanOpaque so, PtreeMetaData *meta, PtreeS
 	pfree(found);
 	if (buf)
 		pfree(buf);
+	return true;
 }
 
 /*
@@ -635,8 +640,8 @@ ptree_collect_gen(Relation index, PtreeScanOpaque so, PtreeMetaData *meta)
 		int			i;
 
 		if (ptree_batch_min > 0 && pk->nelems >= ptree_batch_min && meta->levels > 0 &&
-			ptree_mirror_fits(meta))
-			ptree_scan_batch(index, so, meta, pk);
+			ptree_mirror_fits(meta) && ptree_scan_batch(index, so, meta, pk))
+			;					/* looked up in the mirror */
 		else
 		{
 			/* each element's walk is bounded by it: only its own key reaches the filter */
