@@ -171,19 +171,22 @@ ptree_mirror_build(Relation index, PtreeMetaData *meta, bool hold, bool *too_lar
 	uint32		flags;
 	uint32		strip;
 	uint32		keylen;
+	int16		typlen;
 	GxPtreeMirror *m;
 	MemoryContext tmp = AllocSetContextCreate(CurrentMemoryContext, "gpuext_ptree mirror build",
 											  ALLOCSET_DEFAULT_SIZES);
 	MemoryContext old = MemoryContextSwitchTo(tmp);
 
+	/* sized from the metapage's counts: no regrowth (and copy) on the way */
 	memset(&b, 0, sizeof(b));
-	b.maxkeys = 1024;
-	b.keyoff = palloc(sizeof(uint32) * b.maxkeys);
-	b.postoff = palloc(sizeof(uint64) * b.maxkeys);
-	b.maxkeybytes = 8192;
-	b.keys = palloc(b.maxkeybytes);
-	b.maxtids = 4096;
-	b.tids = palloc(sizeof(uint64) * b.maxtids);
+	typlen = meta->keytype == TEXTOID ? -1 : get_typlen(meta->keytype);
+	b.maxkeys = Max(1024, (Size) meta->main_keys + 2);
+	b.keyoff = palloc_extended(sizeof(uint32) * b.maxkeys, MCXT_ALLOC_HUGE);
+	b.postoff = palloc_extended(sizeof(uint64) * b.maxkeys, MCXT_ALLOC_HUGE);
+	b.maxkeybytes = Max(8192, typlen > 0 ? (Size) meta->main_keys * typlen : 0);
+	b.keys = palloc_extended(b.maxkeybytes, MCXT_ALLOC_HUGE);
+	b.maxtids = Max(4096, (Size) meta->main_tids);
+	b.tids = palloc_extended(sizeof(uint64) * b.maxtids, MCXT_ALLOC_HUGE);
 
 	/* the distinct keys and their TIDs, in key order (NULLs left out) */
 	while (BlockNumberIsValid(blkno))
