@@ -441,6 +441,15 @@ ptree_mirror_get(Relation index, PtreeMetaData *meta, bool hold, bool *too_large
 			e->max_gen == meta->max_gen && e->merges == meta->merges &&
 			e->main_tids == meta->main_tids)
 		{
+			/* a mirror kept under a higher cap than today's goes */
+			if (e->mirror &&
+				(double) e->mirror->total_size > (double) ptree_mirror_max_mb * 1024 * 1024)
+			{
+				ptree_device_forget(e->mirror);
+				pfree(e->mirror);
+				e->mirror = NULL;
+				continue;
+			}
 			if (e->mirror)
 				return e->mirror;
 			if (e->refused_mb == ptree_mirror_max_mb)
