@@ -29,6 +29,16 @@
  * the index.  Without the skip, int8 keys below 2^32 would all fall in one
  * slot and every lookup would be a binary search over the whole index.
  *
+ * Compact parts.  Where the keys allow, the mirror leaves out what it can
+ * compute (flags): GX_PTREE_FIXED, every key of the same length, so no
+ * key offsets (key i is at i * keylen), and the shared leading bytes
+ * ('strip' of them, at most GX_PTREE_PREFIX, kept once in the header) are
+ * not stored with each key; GX_PTREE_ONE_PER_SLOT, every slot one key, so
+ * no slot array (slot s is key s); GX_PTREE_UNIQUE, every key one TID, so
+ * no posting offsets (key i's TID is tids[i]).  An index of unique int8
+ * keys below 2^32 thus costs 4 bytes of key and 8 of TID per row, plus the
+ * KISS levels, about half its pages.
+ *
  * Lookups are batched, one probe per thread (the throughput design of
  * seed 000's batched traversal); the result of a probe is the index of its
  * key (then its posting list) or -1.  The GPU service keeps a device copy
@@ -44,9 +54,17 @@
 
 #include "gx_common.h"
 
-#define GX_PTREE_MAGIC		0x50544D31	/* "PTM1" */
+#define GX_PTREE_MAGIC		0x50544D32	/* "PTM2" */
 #define GX_PTREE_ROOT_SIZE	(1u << 16)
 #define GX_PTREE_NODE_SIZE	(1u << 10)
+
+/* GxPtreeMirror.flags: parts left out (see above) */
+#define GX_PTREE_FIXED			0x0001	/* keys of one length: no keyoff, prefix stripped */
+#define GX_PTREE_ONE_PER_SLOT	0x0002	/* no slots: slot s is key s */
+#define GX_PTREE_UNIQUE			0x0004	/* no postoff: key i's TID is tids[i] */
+
+/* most shared leading bytes a mirror keeps once in its header */
+#define GX_PTREE_PREFIX		8
 
 /* population count: the device instruction in device code, gcc's builtin on the host */
 GX_FUNC int
@@ -76,15 +94,20 @@ typedef struct GxPtreeMirror
 	uint32_t	nleaves;		/* level-3 leaves */
 	uint32_t	nslots;			/* distinct 32-bit prefixes */
 	uint32_t	skip;			/* leading bytes every key shares (the prefix starts after them) */
+	uint32_t	flags;			/* GX_PTREE_FIXED, ... */
+	uint32_t	keylen;			/* GX_PTREE_FIXED: bytes stored per key (after strip) */
+	uint32_t	strip;			/* GX_PTREE_FIXED: leading bytes not stored (<= skip) */
+	uint32_t	pad;
+	unsigned char prefix[GX_PTREE_PREFIX];	/* the first strip bytes of every key */
 	uint64_t	ntids;
 	uint64_t	total_size;		/* bytes of the whole mirror */
 	uint64_t	off_root;		/* uint32_t[GX_PTREE_ROOT_SIZE] */
 	uint64_t	off_nodes;		/* uint32_t[nnodes * GX_PTREE_NODE_SIZE] */
 	uint64_t	off_leaves;		/* GxPtreeLeaf[nleaves] */
-	uint64_t	off_slots;		/* uint32_t[nslots + 1]: first key of each slot */
-	uint64_t	off_keyoff;		/* uint32_t[nkeys + 1]: key bytes of key i */
-	uint64_t	off_keys;		/* the keys' bytes */
-	uint64_t	off_postoff;	/* uint64_t[nkeys + 1]: TIDs of key i */
+	uint64_t	off_slots;		/* uint32_t[nslots + 1]: first key of each slot (not ONE_PER_SLOT) */
+	uint64_t	off_keyoff;		/* uint32_t[nkeys + 1]: key bytes of key i (not FIXED) */
+	uint64_t	off_keys;		/* the keys' bytes (FIXED: keylen each, after strip) */
+	uint64_t	off_postoff;	/* uint64_t[nkeys + 1]: TIDs of key i (not UNIQUE) */
 	uint64_t	off_tids;		/* uint64_t TIDs: block << 16 | offset */
 } GxPtreeMirror;
 
@@ -149,33 +172,81 @@ gx_ptree_slot(const GxPtreeMirror *m, uint32_t prefix)
 }
 
 /*
+ * The stored bytes of key i (after the m->strip bytes every key shares)
+ * and their number
+ */
+GX_FUNC const unsigned char *
+gx_ptree_key(const GxPtreeMirror *m, uint64_t i, uint32_t *len)
+{
+	const unsigned char *keys = GX_PTREE_PART(m, off_keys, const unsigned char);
+	const uint32_t *keyoff;
+
+	if (m->flags & GX_PTREE_FIXED)
+	{
+		*len = m->keylen;
+		return keys + i * m->keylen;
+	}
+	keyoff = GX_PTREE_PART(m, off_keyoff, const uint32_t);
+	*len = keyoff[i + 1] - keyoff[i];
+	return keys + keyoff[i];
+}
+
+/* The first key of slot s (s = nslots: nkeys) */
+GX_FUNC int64_t
+gx_ptree_slot_first(const GxPtreeMirror *m, int64_t s)
+{
+	if (m->flags & GX_PTREE_ONE_PER_SLOT)
+		return s;
+	return GX_PTREE_PART(m, off_slots, const uint32_t)[s];
+}
+
+/*
+ * Does key start with the 'skip' bytes every key of the mirror shares?
+ */
+GX_FUNC int
+gx_ptree_has_skip(const GxPtreeMirror *m, const unsigned char *key, uint32_t len)
+{
+	const unsigned char *first;
+	uint32_t	flen;
+
+	if (len < m->skip)
+		return 0;
+	for (uint32_t b = 0; b < m->strip; b++)
+		if (key[b] != m->prefix[b])
+			return 0;
+	if (m->skip == m->strip)
+		return 1;
+	first = gx_ptree_key(m, 0, &flen);
+	for (uint32_t b = m->strip; b < m->skip; b++)
+		if (key[b] != first[b - m->strip])
+			return 0;
+	return 1;
+}
+
+/*
  * The index of key in the mirror, or -1
  */
 GX_FUNC int64_t
 gx_ptree_lookup(const GxPtreeMirror *m, const unsigned char *key, uint32_t len)
 {
-	const uint32_t *slots = GX_PTREE_PART(m, off_slots, const uint32_t);
-	const uint32_t *keyoff = GX_PTREE_PART(m, off_keyoff, const uint32_t);
-	const unsigned char *keys = GX_PTREE_PART(m, off_keys, const unsigned char);
 	int64_t		slot;
 	int64_t		lo,
 				hi;
 
-	/* every key starts with the first key's 'skip' bytes */
-	if (len < m->skip)
+	/* every key starts with the same 'skip' bytes */
+	if (!gx_ptree_has_skip(m, key, len))
 		return -1;
-	for (uint32_t b = 0; b < m->skip; b++)
-		if (key[b] != keys[keyoff[0] + b])
-			return -1;
 	slot = gx_ptree_slot(m, gx_ptree_prefix32(key, len, m->skip));
 	if (slot < 0)
 		return -1;
-	lo = slots[slot];
-	hi = (int64_t) slots[slot + 1] - 1;
+	lo = gx_ptree_slot_first(m, slot);
+	hi = gx_ptree_slot_first(m, slot + 1) - 1;
 	while (lo <= hi)
 	{
 		int64_t		mid = lo + (hi - lo) / 2;
-		int			c = gx_ptree_keycmp(keys + keyoff[mid], keyoff[mid + 1] - keyoff[mid], key, len);
+		uint32_t	klen;
+		const unsigned char *k = gx_ptree_key(m, (uint64_t) mid, &klen);
+		int			c = gx_ptree_keycmp(k, klen, key + m->strip, len - m->strip);
 
 		if (c == 0)
 			return mid;
@@ -220,9 +291,14 @@ gx_ptree_mirror_ok(const GxPtreeMirror *m, uint64_t bytes)
 		gx_ptree_part_ok(m->off_root, (uint64_t) GX_PTREE_ROOT_SIZE * 4, end) &&
 		gx_ptree_part_ok(m->off_nodes, (uint64_t) m->nnodes * GX_PTREE_NODE_SIZE * 4, end) &&
 		gx_ptree_part_ok(m->off_leaves, (uint64_t) m->nleaves * sizeof(GxPtreeLeaf), end) &&
-		gx_ptree_part_ok(m->off_slots, ((uint64_t) m->nslots + 1) * 4, end) &&
-		gx_ptree_part_ok(m->off_keyoff, ((uint64_t) m->nkeys + 1) * 4, end) &&
-		m->off_keys <= end && (m->skip == 0 || m->nkeys > 0);
+		((m->flags & GX_PTREE_ONE_PER_SLOT) ? m->nslots == m->nkeys :
+		 gx_ptree_part_ok(m->off_slots, ((uint64_t) m->nslots + 1) * 4, end)) &&
+		((m->flags & GX_PTREE_FIXED) ?
+		 (m->strip <= GX_PTREE_PREFIX && m->strip <= m->skip && m->skip <= m->strip + m->keylen &&
+		  gx_ptree_part_ok(m->off_keys, (uint64_t) m->nkeys * m->keylen, end)) :
+		 (m->strip == 0 && gx_ptree_part_ok(m->off_keyoff, ((uint64_t) m->nkeys + 1) * 4, end) &&
+		  m->off_keys <= end)) &&
+		(m->skip == 0 || m->nkeys > 0);
 }
 
 /*

@@ -293,6 +293,19 @@ SELECT ptree_same('SELECT * FROM spt WHERE b = ANY(ARRAY(SELECT (1::bigint << 40
 SELECT ptree_same('SELECT * FROM spt WHERE t = ANY(ARRAY(SELECT ''prefix-'' || g FROM generate_series(1, 6000, 7) g) || ''{"",p,pre,prefix,prefix-,prefix-0,prefix-1,prefiy-1,q}''::text[])');
 DROP TABLE spt;
 
+-- a mirror over gpuext.ptree_mirror_max_mb once built (sparse keys: a
+-- KISS node each, which the estimate leaves out): refused, remembered for
+-- the generation, and the batch descends the directory
+CREATE TABLE wpt (b bigint);
+INSERT INTO wpt SELECT g::bigint * 1000003 FROM generate_series(1, 2000) g;
+CREATE INDEX wpt_b ON wpt USING gpuext_ptree (b);
+SET gpuext.ptree_mirror_max_mb = 1;
+SELECT ptree_same('SELECT * FROM wpt WHERE b = ANY(ARRAY(SELECT g::bigint * 1000003 FROM generate_series(-5, 3000, 2) g))');
+SELECT ptree_same('SELECT * FROM wpt WHERE b = ANY(ARRAY(SELECT g::bigint * 1000003 FROM generate_series(-5, 3000, 3) g))');
+RESET gpuext.ptree_mirror_max_mb;
+SELECT ptree_same('SELECT * FROM wpt WHERE b = ANY(ARRAY(SELECT g::bigint * 1000003 FROM generate_series(-5, 3000, 2) g))');
+DROP TABLE wpt;
+
 -- the checker's errors, with their SQLSTATEs
 CREATE FUNCTION ptree_err(q text) RETURNS text LANGUAGE plpgsql AS $$
 BEGIN

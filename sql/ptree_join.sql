@@ -77,7 +77,7 @@ BEGIN
     PERFORM set_config('gpuext.ptree_mirror_max_mb', '0', true);
     PERFORM set_config('gpuext.ptree_join_batch', '100', true);
     no_mirror := pj_same(q);
-    PERFORM set_config('gpuext.ptree_mirror_max_mb', '256', true);
+    PERFORM set_config('gpuext.ptree_mirror_max_mb', '1024', true);
     RETURN NEXT;
   END LOOP;
 END $$;

@@ -97,7 +97,7 @@ PG_FUNCTION_INFO_V1(gpuext_ptree_handler);
 static relopt_kind ptree_relopt_kind;
 
 int			ptree_batch_min = 64;
-int			ptree_mirror_max_mb = 256;
+int			ptree_mirror_max_mb = 1024;
 
 static void ptreecostestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 							  Cost *indexStartupCost, Cost *indexTotalCost,
@@ -125,9 +125,9 @@ gx_ptree_init(void)
 							&ptree_batch_min, 64, 0, INT_MAX,
 							PGC_USERSET, 0, NULL, NULL, NULL);
 	DefineCustomIntVariable("gpuext.ptree_mirror_max_mb",
-							"Largest prefix-tree mirror of a gpuext_ptree index a backend builds (estimated).",
-							"Batches against larger indexes descend the directory once per key; 0 never builds mirrors.",
-							&ptree_mirror_max_mb, 256, 0, INT_MAX / 2,
+							"Most memory the prefix-tree mirrors of gpuext_ptree indexes take in a backend, all together.",
+							"Older mirrors are dropped to make room; batches against an index whose mirror alone is larger descend the directory once per key; 0 never builds mirrors.",
+							&ptree_mirror_max_mb, 1024, 0, INT_MAX / 2,
 							PGC_USERSET, GUC_UNIT_MB, NULL, NULL, NULL);
 	DefineCustomIntVariable("gpuext.ptree_gpu_batch_min",
 							"gpuext_ptree batched lookups of at least this many keys run on the GPU when there is one.",

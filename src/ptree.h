@@ -164,9 +164,10 @@ struct GxPtreeMirror;
 extern int	ptree_batch_min;
 extern int	ptree_mirror_max_mb;
 extern bool ptree_mirror_fits(PtreeMetaData *meta);
-extern struct GxPtreeMirror *ptree_mirror_get(Relation index, PtreeMetaData *meta, bool hold);
-extern void ptree_mirror_key(const struct GxPtreeMirror *m, int64 i, PtreeKey *key,
-							 const uint64 **tids, int64 *ntids);
+extern struct GxPtreeMirror *ptree_mirror_get(Relation index, PtreeMetaData *meta, bool hold,
+											  bool *too_large);
+extern void ptree_mirror_tids(const struct GxPtreeMirror *m, int64 i, const uint64 **tids,
+							  int64 *ntids);
 
 /*
  * ptree_device.c: where the batched lookups of a node (a scan, a join)

@@ -18,7 +18,9 @@
  */
 #include "postgres.h"
 
+#include "catalog/pg_type.h"
 #include "miscadmin.h"
+#include "utils/lsyscache.h"
 #include "utils/memutils.h"
 
 #include "gx_ptree.h"
@@ -35,11 +37,45 @@ typedef struct PtreeMirrorEntry
 	uint32		max_gen;
 	uint64		merges;
 	uint64		main_tids;
-	GxPtreeMirror *mirror;
+	GxPtreeMirror *mirror;		/* NULL: none, or refused */
+	int			refused_mb;		/* > 0: refused as over this cap */
 } PtreeMirrorEntry;
 
 static PtreeMirrorEntry mirror_cache[PTREE_MIRROR_CACHE];
 static int	mirror_next = 0;
+
+/*
+ * Drop cached mirrors (the oldest built first) until 'need' more bytes
+ * keep the backend's mirrors within gpuext.ptree_mirror_max_mb, which caps
+ * all of them together; false if even with none 'need' is over the cap.
+ * Lookups use a mirror only within one call, so none is in use here.
+ */
+static bool
+ptree_mirror_make_room(Size need)
+{
+	double		cap = (double) ptree_mirror_max_mb * 1024 * 1024;
+	double		used = 0;
+	int			i;
+
+	if ((double) need > cap)
+		return false;
+	for (i = 0; i < PTREE_MIRROR_CACHE; i++)
+		if (mirror_cache[i].mirror)
+			used += (double) mirror_cache[i].mirror->total_size;
+	for (i = 0; i < PTREE_MIRROR_CACHE && used + (double) need > cap; i++)
+	{
+		PtreeMirrorEntry *e = &mirror_cache[(mirror_next + i) % PTREE_MIRROR_CACHE];
+
+		if (e->mirror == NULL)
+			continue;
+		used -= (double) e->mirror->total_size;
+		ptree_device_forget(e->mirror);
+		pfree(e->mirror);
+		e->mirror = NULL;
+		e->refused_mb = 0;
+	}
+	return true;
+}
 static MemoryContext mirror_ctx = NULL;
 
 /* growable arrays of the build */
@@ -115,7 +151,7 @@ ptree_mirror_add(PtreeMirrorBuild *b, PtreeTuple t)
  * when it is corruption.
  */
 static GxPtreeMirror *
-ptree_mirror_build(Relation index, PtreeMetaData *meta, bool hold)
+ptree_mirror_build(Relation index, PtreeMetaData *meta, bool hold, bool *too_large)
 {
 	PtreeMirrorBuild b;
 	BlockNumber blkno = meta->first_leaf;
@@ -129,21 +165,28 @@ ptree_mirror_build(Relation index, PtreeMetaData *meta, bool hold)
 				nleaves = 0,
 				maxleaves = 64;
 	Size		i;
-	Size		off;
 	uint32		skip;
+	uint32		minlen = PG_UINT32_MAX;
+	uint32		maxlen = 0;
+	uint32		flags;
+	uint32		strip;
+	uint32		keylen;
+	int16		typlen;
 	GxPtreeMirror *m;
 	MemoryContext tmp = AllocSetContextCreate(CurrentMemoryContext, "gpuext_ptree mirror build",
 											  ALLOCSET_DEFAULT_SIZES);
 	MemoryContext old = MemoryContextSwitchTo(tmp);
 
+	/* sized from the metapage's counts: no regrowth (and copy) on the way */
 	memset(&b, 0, sizeof(b));
-	b.maxkeys = 1024;
-	b.keyoff = palloc(sizeof(uint32) * b.maxkeys);
-	b.postoff = palloc(sizeof(uint64) * b.maxkeys);
-	b.maxkeybytes = 8192;
-	b.keys = palloc(b.maxkeybytes);
-	b.maxtids = 4096;
-	b.tids = palloc(sizeof(uint64) * b.maxtids);
+	typlen = meta->keytype == TEXTOID ? -1 : get_typlen(meta->keytype);
+	b.maxkeys = Max(1024, (Size) meta->main_keys + 2);
+	b.keyoff = palloc_extended(sizeof(uint32) * b.maxkeys, MCXT_ALLOC_HUGE);
+	b.postoff = palloc_extended(sizeof(uint64) * b.maxkeys, MCXT_ALLOC_HUGE);
+	b.maxkeybytes = Max(8192, typlen > 0 ? (Size) meta->main_keys * typlen : 0);
+	b.keys = palloc_extended(b.maxkeybytes, MCXT_ALLOC_HUGE);
+	b.maxtids = Max(4096, (Size) meta->main_tids);
+	b.tids = palloc_extended(sizeof(uint64) * b.maxtids, MCXT_ALLOC_HUGE);
 
 	/* the distinct keys and their TIDs, in key order (NULLs left out) */
 	while (BlockNumberIsValid(blkno))
@@ -191,8 +234,6 @@ ptree_mirror_build(Relation index, PtreeMetaData *meta, bool hold)
 	{
 		const unsigned char *first = (unsigned char *) b.keys + b.keyoff[0];
 		const unsigned char *last = (unsigned char *) b.keys + b.keyoff[b.nkeys - 1];
-		uint32		minlen = PG_UINT32_MAX;
-		uint32		maxlen = 0;
 
 		for (i = 0; i < b.nkeys; i++)
 		{
@@ -250,20 +291,49 @@ ptree_mirror_build(Relation index, PtreeMetaData *meta, bool hold)
 	}
 	slots[nslots] = (uint32) b.nkeys;
 
-	/* one allocation, parts 8-byte aligned */
-	off = TYPEALIGN(8, sizeof(GxPtreeMirror));
-	MemoryContextSwitchTo(mirror_ctx);
+	/*
+	 * What the mirror can leave out (cuda/gx_ptree.h): the key offsets and
+	 * the shared leading bytes when every key has one length, the slots
+	 * when every slot is one key, the posting offsets when every key has
+	 * one TID
+	 */
+	flags = 0;
+	strip = 0;
+	keylen = 0;
+	if (b.nkeys > 0 && minlen == maxlen)
 	{
-		Size		o_root = off;
+		flags |= GX_PTREE_FIXED;
+		strip = Min(skip, GX_PTREE_PREFIX);
+		keylen = minlen - strip;
+	}
+	if (nslots == b.nkeys)
+		flags |= GX_PTREE_ONE_PER_SLOT;
+	if (b.ntids == b.nkeys)
+		flags |= GX_PTREE_UNIQUE;
+
+	/* one allocation, parts 8-byte aligned; refused when over the cap */
+	{
+		Size		o_root = TYPEALIGN(8, sizeof(GxPtreeMirror));
 		Size		o_nodes = o_root + TYPEALIGN(8, sizeof(uint32) * GX_PTREE_ROOT_SIZE);
 		Size		o_leaves = o_nodes + TYPEALIGN(8, sizeof(uint32) * GX_PTREE_NODE_SIZE * nnodes);
 		Size		o_slots = o_leaves + TYPEALIGN(8, sizeof(GxPtreeLeaf) * nleaves);
-		Size		o_keyoff = o_slots + TYPEALIGN(8, sizeof(uint32) * (nslots + 1));
-		Size		o_keys = o_keyoff + TYPEALIGN(8, sizeof(uint32) * (b.nkeys + 1));
-		Size		o_postoff = o_keys + TYPEALIGN(8, b.keybytes);
-		Size		o_tids = o_postoff + TYPEALIGN(8, sizeof(uint64) * (b.nkeys + 1));
+		Size		o_keyoff = o_slots + ((flags & GX_PTREE_ONE_PER_SLOT) ? 0 :
+										  TYPEALIGN(8, sizeof(uint32) * (nslots + 1)));
+		Size		o_keys = o_keyoff + ((flags & GX_PTREE_FIXED) ? 0 :
+										 TYPEALIGN(8, sizeof(uint32) * (b.nkeys + 1)));
+		Size		o_postoff = o_keys + TYPEALIGN(8, (flags & GX_PTREE_FIXED) ?
+												   (Size) keylen * b.nkeys : b.keybytes);
+		Size		o_tids = o_postoff + ((flags & GX_PTREE_UNIQUE) ? 0 :
+										  TYPEALIGN(8, sizeof(uint64) * (b.nkeys + 1)));
 		Size		total = o_tids + sizeof(uint64) * b.ntids;
 
+		if (!ptree_mirror_make_room(total))
+		{
+			MemoryContextSwitchTo(old);
+			MemoryContextDelete(tmp);
+			*too_large = true;
+			return NULL;
+		}
 		m = MemoryContextAllocHuge(mirror_ctx, total);
 		memset(m, 0, sizeof(GxPtreeMirror));
 		m->magic = GX_PTREE_MAGIC;
@@ -272,6 +342,11 @@ ptree_mirror_build(Relation index, PtreeMetaData *meta, bool hold)
 		m->nleaves = (uint32) nleaves;
 		m->nslots = (uint32) nslots;
 		m->skip = skip;
+		m->flags = flags;
+		m->keylen = keylen;
+		m->strip = strip;
+		if (strip > 0)
+			memcpy(m->prefix, b.keys + b.keyoff[0], strip);
 		m->ntids = b.ntids;
 		m->total_size = total;
 		m->off_root = o_root;
@@ -285,10 +360,22 @@ ptree_mirror_build(Relation index, PtreeMetaData *meta, bool hold)
 		memcpy((char *) m + o_root, root, sizeof(uint32) * GX_PTREE_ROOT_SIZE);
 		memcpy((char *) m + o_nodes, nodes, sizeof(uint32) * GX_PTREE_NODE_SIZE * nnodes);
 		memcpy((char *) m + o_leaves, leaves, sizeof(GxPtreeLeaf) * nleaves);
-		memcpy((char *) m + o_slots, slots, sizeof(uint32) * (nslots + 1));
-		memcpy((char *) m + o_keyoff, b.keyoff, sizeof(uint32) * (b.nkeys + 1));
-		memcpy((char *) m + o_keys, b.keys, b.keybytes);
-		memcpy((char *) m + o_postoff, b.postoff, sizeof(uint64) * (b.nkeys + 1));
+		if (!(flags & GX_PTREE_ONE_PER_SLOT))
+			memcpy((char *) m + o_slots, slots, sizeof(uint32) * (nslots + 1));
+		if (flags & GX_PTREE_FIXED)
+		{
+			char	   *to = (char *) m + o_keys;
+
+			for (i = 0; i < b.nkeys; i++)
+				memcpy(to + i * keylen, b.keys + b.keyoff[i] + strip, keylen);
+		}
+		else
+		{
+			memcpy((char *) m + o_keyoff, b.keyoff, sizeof(uint32) * (b.nkeys + 1));
+			memcpy((char *) m + o_keys, b.keys, b.keybytes);
+		}
+		if (!(flags & GX_PTREE_UNIQUE))
+			memcpy((char *) m + o_postoff, b.postoff, sizeof(uint64) * (b.nkeys + 1));
 		memcpy((char *) m + o_tids, b.tids, sizeof(uint64) * b.ntids);
 	}
 	MemoryContextSwitchTo(old);
@@ -304,44 +391,76 @@ ptree_mirror_build(Relation index, PtreeMetaData *meta, bool hold)
 }
 
 /*
- * Is the mirror of this generation small enough to build (a generous
- * estimate: main's pages, plus 8 bytes per TID and the root array)?
+ * Can the mirror of this generation be within gpuext.ptree_mirror_max_mb?
+ * The parts whose size the metapage's counts give: the keys (a fixed-width
+ * type at its width, text at most what main's pages hold besides TIDs, and
+ * its offsets), the TIDs, the posting
+ * offsets unless every key has one TID.  The slots and KISS levels depend
+ * on how the keys spread: the build measures the whole mirror and refuses
+ * one over the cap before allocating it (remembered for the generation:
+ * ptree_mirror_get), so this only spares the builds that cannot fit.
  */
 bool
 ptree_mirror_fits(PtreeMetaData *meta)
 {
-	double		est = (double) meta->main_pages * BLCKSZ + (double) meta->main_tids * 8 +
-		sizeof(uint32) * GX_PTREE_ROOT_SIZE;
+	double		nkeys = (double) meta->main_keys;
+	int16		typlen = meta->keytype == TEXTOID ? -1 : get_typlen(meta->keytype);
+	double		keybytes = typlen > 0 ? nkeys * typlen :
+		Max((double) meta->main_pages * PTREE_PAGE_ROOM -
+			(double) meta->main_tids * sizeof(ItemPointerData), 0) + nkeys * sizeof(uint32);
+	double		est = sizeof(uint32) * GX_PTREE_ROOT_SIZE + keybytes +
+		(double) meta->main_tids * sizeof(uint64) +
+		(meta->main_tids == meta->main_keys ? 0 : nkeys * sizeof(uint64));
 
-	return est <= (double) ptree_mirror_max_mb * 1024 * 1024;
+	return ptree_mirror_max_mb > 0 && est <= (double) ptree_mirror_max_mb * 1024 * 1024;
 }
 
 /*
  * The mirror of generation meta->gen of the index, built if this backend
- * has none; NULL if the generation was replaced during the build (see
- * ptree_mirror_build)
+ * has none.  NULL if the generation was replaced during the build (see
+ * ptree_mirror_build), or, with *too_large, if the mirror is over
+ * gpuext.ptree_mirror_max_mb (then the caller walks the pages; the
+ * refusal is remembered for the generation and the cap it was made under)
  */
 GxPtreeMirror *
-ptree_mirror_get(Relation index, PtreeMetaData *meta, bool hold)
+ptree_mirror_get(Relation index, PtreeMetaData *meta, bool hold, bool *too_large)
 {
 	PtreeMirrorEntry *e;
 	GxPtreeMirror *m;
 	int			i;
 
+	*too_large = false;
 	if (mirror_ctx == NULL)
 		mirror_ctx = AllocSetContextCreate(TopMemoryContext, "gpuext_ptree mirrors",
 										   ALLOCSET_DEFAULT_SIZES);
 	for (i = 0; i < PTREE_MIRROR_CACHE; i++)
 	{
 		e = &mirror_cache[i];
-		if (e->mirror && e->relid == RelationGetRelid(index) &&
+		if ((e->mirror || e->refused_mb > 0) && e->relid == RelationGetRelid(index) &&
 			RelFileNodeEquals(e->node, index->rd_node) && e->gen == meta->gen &&
 			e->max_gen == meta->max_gen && e->merges == meta->merges &&
 			e->main_tids == meta->main_tids)
-			return e->mirror;
+		{
+			/* a mirror kept under a higher cap than today's goes */
+			if (e->mirror &&
+				(double) e->mirror->total_size > (double) ptree_mirror_max_mb * 1024 * 1024)
+			{
+				ptree_device_forget(e->mirror);
+				pfree(e->mirror);
+				e->mirror = NULL;
+				continue;
+			}
+			if (e->mirror)
+				return e->mirror;
+			if (e->refused_mb == ptree_mirror_max_mb)
+			{
+				*too_large = true;
+				return NULL;
+			}
+		}
 	}
-	m = ptree_mirror_build(index, meta, hold);
-	if (m == NULL)
+	m = ptree_mirror_build(index, meta, hold, too_large);
+	if (m == NULL && !*too_large)
 		return NULL;
 	e = &mirror_cache[mirror_next];
 	mirror_next = (mirror_next + 1) % PTREE_MIRROR_CACHE;
@@ -351,6 +470,7 @@ ptree_mirror_get(Relation index, PtreeMetaData *meta, bool hold)
 		pfree(e->mirror);
 	}
 	e->mirror = m;
+	e->refused_mb = m ? 0 : ptree_mirror_max_mb;
 	e->relid = RelationGetRelid(index);
 	e->node = index->rd_node;
 	e->gen = meta->gen;
@@ -361,19 +481,22 @@ ptree_mirror_get(Relation index, PtreeMetaData *meta, bool hold)
 }
 
 /*
- * Key i of a mirror and its TIDs
+ * The TIDs of key i of a mirror
  */
 void
-ptree_mirror_key(const GxPtreeMirror *m, int64 i, PtreeKey *key, const uint64 **tids, int64 *ntids)
+ptree_mirror_tids(const GxPtreeMirror *m, int64 i, const uint64 **tids, int64 *ntids)
 {
-	const uint32 *keyoff = GX_PTREE_PART(m, off_keyoff, const uint32);
-	const uint64 *postoff = GX_PTREE_PART(m, off_postoff, const uint64);
+	const uint64 *all = GX_PTREE_PART(m, off_tids, const uint64);
 
-	key->isnull = false;
-	key->len = keyoff[i + 1] - keyoff[i];
-	key->data = GX_PTREE_PART(m, off_keys, const char) + keyoff[i];
-	*tids = GX_PTREE_PART(m, off_tids, const uint64) + postoff[i];
-	*ntids = (int64) (postoff[i + 1] - postoff[i]);
+	if (m->flags & GX_PTREE_UNIQUE)
+	{
+		*tids = all + i;
+		*ntids = 1;
+		return;
+	}
+	*tids = all + GX_PTREE_PART(m, off_postoff, const uint64)[i];
+	*ntids = (int64) (GX_PTREE_PART(m, off_postoff, const uint64)[i + 1] -
+					  GX_PTREE_PART(m, off_postoff, const uint64)[i]);
 }
 
 /* for qsort_arg of probe numbers by their keys */
@@ -440,21 +563,14 @@ ptree_lookup_batch(Relation index, PtreeEngine *pe, const PtreeKey *probes, cons
 		}
 
 		/* main: one batch of lookups in the mirror, or one descent per probe */
-		if (meta.levels > 0 && nvalid > 0 && !ptree_mirror_fits(&meta))
+		if (meta.levels > 0 && nvalid > 0 && ptree_mirror_fits(&meta))
 		{
-			mainlist = palloc0(sizeof(ItemPointerData *) * n);
-			mainn = palloc0(sizeof(int64) * n);
-			for (i = 0; i < nvalid && !changed; i++)
-				if (!ptree_main_lookup(index, &meta, hold, &probes[order[i]],
-									   &mainlist[order[i]], &mainn[order[i]]))
-					changed = true;
-		}
-		else if (meta.levels > 0 && nvalid > 0)
-		{
-			m = ptree_mirror_get(index, &meta, hold);
-			if (m == NULL)
+			bool		too_large;
+
+			m = ptree_mirror_get(index, &meta, hold, &too_large);
+			if (m == NULL && !too_large)
 				changed = true;
-			else
+			else if (m != NULL)
 			{
 				PtreeKey   *vp = palloc(sizeof(PtreeKey) * nvalid);
 				int64	   *vf = palloc(sizeof(int64) * nvalid);
@@ -467,6 +583,15 @@ ptree_lookup_batch(Relation index, PtreeEngine *pe, const PtreeKey *probes, cons
 				pfree(vp);
 				pfree(vf);
 			}
+		}
+		if (meta.levels > 0 && nvalid > 0 && m == NULL && !changed)
+		{
+			mainlist = palloc0(sizeof(ItemPointerData *) * n);
+			mainn = palloc0(sizeof(int64) * n);
+			for (i = 0; i < nvalid && !changed; i++)
+				if (!ptree_main_lookup(index, &meta, hold, &probes[order[i]],
+									   &mainlist[order[i]], &mainn[order[i]]))
+					changed = true;
 		}
 
 		/* the delta: every entry against the sorted probes (no delta: no sort) */
@@ -554,11 +679,10 @@ ptree_lookup_batch(Relation index, PtreeEngine *pe, const PtreeKey *probes, cons
 		{
 			if (found[i] >= 0)
 			{
-				PtreeKey	k;
 				const uint64 *mt;
 				int64		mn;
 
-				ptree_mirror_key(m, found[i], &k, &mt, &mn);
+				ptree_mirror_tids(m, found[i], &mt, &mn);
 				tidoff[i + 1] += mn;
 			}
 		}
@@ -577,12 +701,11 @@ ptree_lookup_batch(Relation index, PtreeEngine *pe, const PtreeKey *probes, cons
 			fill[i] = tidoff[i];
 			if (found[i] >= 0)
 			{
-				PtreeKey	k;
 				const uint64 *mt;
 				int64		mn,
 							j;
 
-				ptree_mirror_key(m, found[i], &k, &mt, &mn);
+				ptree_mirror_tids(m, found[i], &mt, &mn);
 				for (j = 0; j < mn; j++)
 				{
 					/* ItemPointerSet evaluates its first argument twice */

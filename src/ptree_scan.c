@@ -52,6 +52,7 @@ typedef struct PtreeScanOpaqueData
 	PtreeScanKey *keys;
 	int			nkeys;
 	int			driver;			/* index of the = ANY key that drives, or -1 */
+	int			satisfied;		/* a key the walk's bounds already satisfy, or -1 */
 	bool		hold;			/* the metapage is held for the whole collection */
 	bool		changed;		/* a page was no longer of the scan's generation */
 	ItemPointerData *tids;
@@ -126,6 +127,7 @@ ptree_prepare_keys(IndexScanDesc scan)
 	so->keys = palloc0(sizeof(PtreeScanKey) * Max(scan->numberOfKeys, 1));
 	so->nkeys = 0;
 	so->driver = -1;
+	so->satisfied = -1;
 	so->impossible = false;
 	so->want_null = false;
 	so->want_notnull = false;
@@ -267,6 +269,8 @@ ptree_matches(PtreeScanOpaque so, const PtreeKey *key)
 		PtreeScanKey *pk = &so->keys[i];
 		int			c;
 
+		if (i == so->satisfied)
+			continue;
 		if (pk->strategy == 0)
 		{
 			if (!ptree_in_array(key, pk->elems, pk->nelems))
@@ -413,15 +417,42 @@ ptree_find_leaf(Relation index, PtreeScanOpaque so, PtreeMetaData *meta, const P
 }
 
 /*
+ * The first offset of a leaf whose key is >= bound (maxoff + 1 if none):
+ * a binary search, since a leaf's keys are non-decreasing.  It spares a
+ * lookup the linear walk over the keys below it.
+ */
+static OffsetNumber
+ptree_leaf_lower(Page page, const PtreeKey *bound)
+{
+	OffsetNumber lo = FirstOffsetNumber,
+				hi = PageGetMaxOffsetNumber(page) + 1;
+
+	while (lo < hi)
+	{
+		OffsetNumber mid = lo + (hi - lo) / 2;
+		PtreeKey	k;
+
+		ptree_tuple_key((PtreeTuple) PageGetItem(page, PageGetItemId(page, mid)), &k);
+		if (ptree_key_compare(&k, bound) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/*
  * Read main's leaves from the one that may hold lower (or the first) up
  * to the first key beyond upper (NULL: no upper bound; upper_incl: keys
- * equal to upper still belong), keeping matching TIDs
+ * equal to upper still belong), keeping matching TIDs.  Keys below lower
+ * are skipped by binary search, not read one by one.
  */
 static void
 ptree_scan_main(Relation index, PtreeScanOpaque so, PtreeMetaData *meta,
 				const PtreeKey *lower, const PtreeKey *upper, bool upper_incl)
 {
 	BlockNumber blkno;
+	bool		seeking = lower != NULL;
 
 	if (meta->levels == 0 || so->changed)
 		return;
@@ -441,7 +472,13 @@ ptree_scan_main(Relation index, PtreeScanOpaque so, PtreeMetaData *meta,
 			return;
 		page = BufferGetPage(buf);
 		maxoff = PageGetMaxOffsetNumber(page);
-		for (off = FirstOffsetNumber; off <= maxoff; off++)
+		off = FirstOffsetNumber;
+		if (seeking)
+		{
+			off = ptree_leaf_lower(page, lower);
+			seeking = off > maxoff;
+		}
+		for (; off <= maxoff; off++)
 		{
 			PtreeTuple	t = (PtreeTuple) PageGetItem(page, PageGetItemId(page, off));
 			PtreeKey	k;
@@ -485,6 +522,7 @@ ptree_main_lookup(Relation index, PtreeMetaData *meta, bool hold, const PtreeKey
 	so.hold = hold;
 	so.want_notnull = true;
 	so.driver = -1;
+	so.satisfied = 0;			/* the walk's bounds are the key */
 	pk.strategy = PTREE_EQ;
 	pk.key = *key;
 	so.keys = &pk;
@@ -497,35 +535,39 @@ ptree_main_lookup(Relation index, PtreeMetaData *meta, bool hold, const PtreeKey
 
 /*
  * Look the elements of an = ANY key up in one batch in the index's
- * prefix-tree mirror (on the GPU or the CPU engine: ptree_device.c)
+ * prefix-tree mirror (on the GPU or the CPU engine: ptree_device.c);
+ * false, nothing done, when the mirror is over gpuext.ptree_mirror_max_mb
  */
-static void
+static bool
 ptree_scan_batch(Relation index, PtreeScanOpaque so, PtreeMetaData *meta, PtreeScanKey *pk)
 {
-	GxPtreeMirror *m = ptree_mirror_get(index, meta, so->hold);
+	bool		too_large;
+	GxPtreeMirror *m = ptree_mirror_get(index, meta, so->hold, &too_large);
 	int64	   *found;
 	ItemPointerData *buf = NULL;
 	int64		maxbuf = 0;
 	int			i;
 
+	if (too_large)
+		return false;
 	if (m == NULL)
 	{
 		so->changed = true;		/* the structure changed during the build */
-		return;
+		return true;
 	}
 	found = palloc(sizeof(int64) * pk->nelems);
 	ptree_lookup_probes(&so->engine, m, pk->elems, pk->nelems, found, so->hold);
 	for (i = 0; i < pk->nelems; i++)
 	{
-		PtreeKey	key;
 		const uint64 *tids;
 		int64		ntids,
 					j;
 
+		/* a key found is the element's: the other scan keys filter it */
 		if (found[i] < 0)
 			continue;
-		ptree_mirror_key(m, found[i], &key, &tids, &ntids);
-		if (!ptree_matches(so, &key))
+		ptree_mirror_tids(m, found[i], &tids, &ntids);
+		if (!ptree_matches(so, &pk->elems[i]))
 			continue;
 		if (ntids > maxbuf)
 		{
@@ -540,6 +582,7 @@ ptree_scan_batch(Relation index, PtreeScanOpaque so, PtreeMetaData *meta, PtreeS
 	pfree(found);
 	if (buf)
 		pfree(buf);
+	return true;
 }
 
 /*
@@ -597,11 +640,16 @@ ptree_collect_gen(Relation index, PtreeScanOpaque so, PtreeMetaData *meta)
 		int			i;
 
 		if (ptree_batch_min > 0 && pk->nelems >= ptree_batch_min && meta->levels > 0 &&
-			ptree_mirror_fits(meta))
-			ptree_scan_batch(index, so, meta, pk);
+			ptree_mirror_fits(meta) && ptree_scan_batch(index, so, meta, pk))
+			;					/* looked up in the mirror */
 		else
+		{
+			/* each element's walk is bounded by it: only its own key reaches the filter */
+			so->satisfied = so->driver;
 			for (i = 0; i < pk->nelems && !so->changed; i++)
 				ptree_scan_main(index, so, meta, &pk->elems[i], &pk->elems[i], true);
+			so->satisfied = -1;
+		}
 	}
 	else
 	{
