@@ -221,10 +221,14 @@ SELECT :memory_kept > 0 AS copies_kept, gpt_memory() = :memory_kept AS no_new_co
 -- an aborted transaction frees them
 SELECT 1 / 0;
 SELECT gpt_memory() = 0 AS freed_by_abort;
--- a copy over gpuext.gpu_memory_limit is not made: the CPU engine, no error
+-- a copy over gpuext.gpu_memory_limit is not made: the CPU engine, no
+-- error (an index of a million keys: gpt's compact copies are under 1 MB)
+CREATE TABLE gpt_big AS SELECT g AS id, g::int8 * 3 AS k FROM generate_series(1, 1000000) g;
+CREATE INDEX gpt_big_k ON gpt_big USING gpuext_ptree (k);
+ANALYZE gpt_big;
 SET gpuext.gpu_memory_limit = '1MB';
-SELECT * FROM gpt_engine('SELECT count(*) FROM gpo o JOIN gpt i ON i.i = o.a');
-SELECT gpt_join('SELECT o.x, i.id FROM gpo o JOIN gpt i ON i.i = o.a', 1024);
+SELECT * FROM gpt_engine('SELECT count(*) FROM gpo o JOIN gpt_big i ON i.k = o.x::int8');
+SELECT gpt_join('SELECT o.x, i.id FROM gpo o JOIN gpt_big i ON i.k = o.x::int8', 1024);
 SELECT gpt_memory() = 0 AS no_copy;
 RESET gpuext.gpu_memory_limit;
 
@@ -286,6 +290,6 @@ BEGIN
   END LOOP;
 END $$;
 SELECT gpt_memory() = 0 AS freed_at_exit;
-DROP TABLE gpt, gpo;
+DROP TABLE gpt, gpo, gpt_big;
 DROP FUNCTION gpt_any(text, text, text), gpt_join(text, int), gpt_engine(text, int), gpt_count(text),
   gpt_memory();
