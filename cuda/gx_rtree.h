@@ -507,6 +507,29 @@ gx_rt_cmp_visit(const void *a, const void *b)
 }
 
 /*
+ * One counting pass of an LSD radix sort: turn the counts of each byte
+ * value among n keys into the first output position of that value.
+ * Returns false when one value has all n keys (the pass would change
+ * nothing, and can be skipped).
+ */
+static inline bool
+gx_radix_offsets(uint64_t count[256], uint64_t n)
+{
+	uint64_t	pos = 0;
+
+	for (int b = 0; b < 256; b++)
+	{
+		uint64_t	c = count[b];
+
+		if (c == n)
+			return false;
+		count[b] = pos;
+		pos += c;
+	}
+	return true;
+}
+
+/*
  * Sort n visits into gx_rt_cmp_visit's order (node, then query) with an LSD
  * radix sort: one stable counting pass per key byte, least significant
  * first, skipping bytes that are the same in every visit; tmp has room for
@@ -521,23 +544,12 @@ gx_rt_sort_visits(GxRtVisit *v, uint64_t n, GxRtVisit *tmp)
 	for (int pass = 0; pass < 8 && n > 1; pass++)
 	{
 		uint64_t	count[256] = {0};
-		uint64_t	pos = 0;
 		int			shift = 8 * (pass & 3);
-		bool		trivial = false;
 		GxRtVisit  *t;
 
 		for (uint64_t i = 0; i < n; i++)
 			count[((pass < 4 ? src[i].query : src[i].node) >> shift) & 0xFF]++;
-		for (int b = 0; b < 256; b++)
-		{
-			uint64_t	c = count[b];
-
-			if (c == n)
-				trivial = true;
-			count[b] = pos;
-			pos += c;
-		}
-		if (trivial)
+		if (!gx_radix_offsets(count, n))
 			continue;			/* one value: the order stays */
 		for (uint64_t i = 0; i < n; i++)
 			dst[count[((pass < 4 ? src[i].query : src[i].node) >> shift) & 0xFF]++] = src[i];

@@ -127,22 +127,11 @@ gxg_sort_pairs(GxRtPair *pairs, int64 n, bool by_query)
 	/* without by_query, TID order only: the query's four bytes skipped */
 	for (int pass = by_query ? 0 : 4; pass < 10; pass++)
 	{
-		int64		count[256] = {0};
-		int64		pos = 0;
-		bool		trivial = false;
+		uint64_t	count[256] = {0};
 
 		for (int64 i = 0; i < n; i++)
 			count[gxg_pair_byte(&src[i], pass)]++;
-		for (int b = 0; b < 256; b++)
-		{
-			int64		c = count[b];
-
-			if (c == n)
-				trivial = true;
-			count[b] = pos;
-			pos += c;
-		}
-		if (trivial)
+		if (!gx_radix_offsets(count, (uint64_t) n))
 			continue;			/* one value: the order stays */
 		for (int64 i = 0; i < n; i++)
 			dst[count[gxg_pair_byte(&src[i], pass)]++] = src[i];
