@@ -61,6 +61,45 @@ RESET gpuext.enabled;
 RESET gpuext.enable_gpuscan;
 RESET gpuext.index_cost_scale;
 DROP FUNCTION cm_cost(text);
+-- partial (parallel) sequential scans are costed again with the share of
+-- their page cost that gpuext.parallel_page_share says the workers divide
+-- (what gpuext_calibrate() measures): share 1 and two workers (with the
+-- leader's part, PostgreSQL's divisor is 2.4) take pages * (1 - 1 / 2.4)
+-- off a partial scan; share 0, the default, changes nothing
+SET gpuext.enable_gpuscan = off;
+SET enable_indexscan = off;
+SET enable_bitmapscan = off;
+SET max_parallel_workers_per_gather = 2;
+SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0;
+SET min_parallel_table_scan_size = 0;
+CREATE FUNCTION cm_partial_cost(q text) RETURNS float8 AS $$
+DECLARE j json;
+BEGIN
+  EXECUTE 'EXPLAIN (FORMAT JSON) ' || q INTO j;
+  RETURN (j->0->'Plan'->'Plans'->0->>'Total Cost')::float8;
+END $$ LANGUAGE plpgsql;
+EXPLAIN (COSTS OFF) SELECT id, b FROM cm_big WHERE a = 7;
+CREATE TEMP TABLE cm_pcosts AS SELECT cm_partial_cost('SELECT id, b FROM cm_big WHERE a = 7') AS share0;
+SET gpuext.parallel_page_share = 1;
+ALTER TABLE cm_pcosts ADD share1 float8, ADD stock float8;
+UPDATE cm_pcosts SET share1 = cm_partial_cost('SELECT id, b FROM cm_big WHERE a = 7');
+SET gpuext.enabled = off;
+UPDATE cm_pcosts SET stock = cm_partial_cost('SELECT id, b FROM cm_big WHERE a = 7');
+RESET gpuext.enabled;
+SELECT abs((share0 - share1) - relpages * (1 - 1 / 2.4)) < 0.02 AS pages_divided,
+       abs(share0 - stock) < 1e-6 AS default_unchanged, share1 < share0 AS cheaper
+  FROM cm_pcosts, pg_class WHERE relname = 'cm_big';
+RESET gpuext.parallel_page_share;
+RESET gpuext.enable_gpuscan;
+RESET max_parallel_workers_per_gather;
+RESET parallel_setup_cost;
+RESET parallel_tuple_cost;
+RESET min_parallel_table_scan_size;
+RESET enable_indexscan;
+RESET enable_bitmapscan;
+SET max_parallel_workers_per_gather = 0;
+DROP FUNCTION cm_partial_cost(text);
 DROP INDEX cm_big_a;
 -- the plans still give PostgreSQL's answers (here on the CPU engine)
 SELECT count(*) FROM cm_big WHERE a < 3;
