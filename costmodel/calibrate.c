@@ -63,6 +63,7 @@ PG_FUNCTION_INFO_V1(gpuext_calibrate);
 /* the frozen table's rows: an int, a comma and 100 bytes of padding */
 #define FROZEN_PAD		"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
 #define FROZEN_ROW_BYTES 136.0	/* on the page: header, int, text */
+#define SHARE_WORKERS	4		/* workers of the parallel_page_share scan */
 #define STORAGE_FILE_MB 16
 
 /* calibration generation this backend has applied */
@@ -439,13 +440,13 @@ measure_parallel_page_share(const char *frozen)
 	const char *q = psprintf("SELECT count(*) FROM %s WHERE v >= 0", frozen);
 	double		serial_us;
 	double		parallel_us;
-	double		divisor = 4 + Max(1.0 - 0.3 * 4, 0);
+	double		divisor = gx_parallel_divisor(SHARE_WORKERS);
 	double		share;
 
 	gx_set_local("max_parallel_workers_per_gather", "0");
 	(void) gx_time_query(q, 1);		/* warm the buffers */
 	serial_us = gx_time_query(q, 3);
-	gx_set_local("max_parallel_workers_per_gather", "4");
+	gx_set_local("max_parallel_workers_per_gather", CppAsString2(SHARE_WORKERS));
 	gx_set_local("parallel_setup_cost", "0");
 	gx_set_local("parallel_tuple_cost", "0");
 	gx_set_local("min_parallel_table_scan_size", "0");

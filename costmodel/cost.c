@@ -148,6 +148,25 @@ gx_compare_total_cost(const ListCell *a, const ListCell *b)
 	return ca < cb ? -1 : ca > cb ? 1 : 0;
 }
 
+/*
+ * PostgreSQL's divisor of a partial plan's per-row cost: its workers, plus
+ * the part of a worker's work the leader does (costsize.c's rule).
+ */
+double
+gx_parallel_divisor(int workers)
+{
+	double		divisor = workers;
+
+	if (parallel_leader_participation)
+	{
+		double		leader = 1.0 - 0.3 * workers;
+
+		if (leader > 0)
+			divisor += leader;
+	}
+	return divisor;
+}
+
 /* Microseconds to cost units. */
 static Cost
 us_to_cost(double us)

@@ -47,6 +47,7 @@ extern void gx_spill_cost_init(void);
 extern void gx_index_cost_init(void);
 extern void gx_cost_refresh(void);
 extern int	gx_compare_total_cost(const ListCell *a, const ListCell *b);
+extern double gx_parallel_divisor(int workers);
 
 /* inputs of a scan's costing */
 typedef struct GxScanCostInput

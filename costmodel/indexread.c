@@ -107,25 +107,6 @@ recost_index_paths(PlannerInfo *root, RelOptInfo *rel, List *paths)
 }
 
 /*
- * PostgreSQL's divisor of a partial path's per-row cost: its workers, plus
- * the part of a worker's work the leader does (costsize.c's rule).
- */
-static double
-parallel_divisor(Path *path)
-{
-	double		divisor = path->parallel_workers;
-
-	if (parallel_leader_participation)
-	{
-		double		leader = 1.0 - 0.3 * path->parallel_workers;
-
-		if (leader > 0)
-			divisor += leader;
-	}
-	return divisor;
-}
-
-/*
  * Divide the given share of the page cost of each partial sequential scan
  * of a base relation among its processes (see the file comment), keeping
  * the list in the order of total cost that add_partial_path keeps.
@@ -137,18 +118,19 @@ recost_partial_seqscans(RelOptInfo *rel, double share)
 	double		spc_seq_page_cost;
 	bool		changed = false;
 
+	double		pages_cost;
+
 	get_tablespace_page_costs(rel->reltablespace, NULL, &spc_seq_page_cost);
+	pages_cost = spc_seq_page_cost * rel->pages;
 	foreach(lc, rel->partial_pathlist)
 	{
 		Path	   *path = (Path *) lfirst(lc);
-		double		pages_cost = spc_seq_page_cost * rel->pages;
-		double		divisor;
 
 		if (path->pathtype != T_SeqScan || path->param_info != NULL ||
 			path->parallel_workers <= 0)
 			continue;
-		divisor = parallel_divisor(path);
-		path->total_cost -= pages_cost * share * (1.0 - 1.0 / divisor);
+		path->total_cost -= pages_cost * share *
+			(1.0 - 1.0 / gx_parallel_divisor(path->parallel_workers));
 		changed = true;
 	}
 	if (changed)

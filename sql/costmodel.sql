@@ -37,11 +37,16 @@ SET gpuext.index_cost_scale = 0.05;
 EXPLAIN (COSTS OFF) SELECT id, b FROM cm_big WHERE a IN (1, 2, 3, 4, 5, 6, 7, 8);
 -- the re-costed estimate is PostgreSQL's own with both page costs times
 -- the factor; and gpuext.enabled = off leaves PostgreSQL's costs alone
-CREATE FUNCTION cm_cost(q text) RETURNS float8 AS $$
+-- (cm_cost: the plan's total cost, or with child its first child's)
+CREATE FUNCTION cm_cost(q text, child boolean DEFAULT false) RETURNS float8 AS $$
 DECLARE j json;
 BEGIN
   EXECUTE 'EXPLAIN (FORMAT JSON) ' || q INTO j;
-  RETURN (j->0->'Plan'->>'Total Cost')::float8;
+  j := j->0->'Plan';
+  IF child THEN
+    j := j->'Plans'->0;
+  END IF;
+  RETURN (j->>'Total Cost')::float8;
 END $$ LANGUAGE plpgsql;
 SET gpuext.enable_gpuscan = off;
 CREATE TEMP TABLE cm_costs AS
@@ -60,7 +65,6 @@ SELECT recosted < stock / 5 AS much_cheaper, abs(recosted - scaled_by_hand) < 1e
 RESET gpuext.enabled;
 RESET gpuext.enable_gpuscan;
 RESET gpuext.index_cost_scale;
-DROP FUNCTION cm_cost(text);
 -- partial (parallel) sequential scans are costed again with the share of
 -- their page cost that gpuext.parallel_page_share says the workers divide
 -- (what gpuext_calibrate() measures): share 1 and two workers (with the
@@ -73,19 +77,13 @@ SET max_parallel_workers_per_gather = 2;
 SET parallel_setup_cost = 0;
 SET parallel_tuple_cost = 0;
 SET min_parallel_table_scan_size = 0;
-CREATE FUNCTION cm_partial_cost(q text) RETURNS float8 AS $$
-DECLARE j json;
-BEGIN
-  EXECUTE 'EXPLAIN (FORMAT JSON) ' || q INTO j;
-  RETURN (j->0->'Plan'->'Plans'->0->>'Total Cost')::float8;
-END $$ LANGUAGE plpgsql;
 EXPLAIN (COSTS OFF) SELECT id, b FROM cm_big WHERE a = 7;
-CREATE TEMP TABLE cm_pcosts AS SELECT cm_partial_cost('SELECT id, b FROM cm_big WHERE a = 7') AS share0;
+CREATE TEMP TABLE cm_pcosts AS SELECT cm_cost('SELECT id, b FROM cm_big WHERE a = 7', true) AS share0;
 SET gpuext.parallel_page_share = 1;
 ALTER TABLE cm_pcosts ADD share1 float8, ADD stock float8;
-UPDATE cm_pcosts SET share1 = cm_partial_cost('SELECT id, b FROM cm_big WHERE a = 7');
+UPDATE cm_pcosts SET share1 = cm_cost('SELECT id, b FROM cm_big WHERE a = 7', true);
 SET gpuext.enabled = off;
-UPDATE cm_pcosts SET stock = cm_partial_cost('SELECT id, b FROM cm_big WHERE a = 7');
+UPDATE cm_pcosts SET stock = cm_cost('SELECT id, b FROM cm_big WHERE a = 7', true);
 RESET gpuext.enabled;
 SELECT abs((share0 - share1) - relpages * (1 - 1 / 2.4)) < 0.02 AS pages_divided,
        abs(share0 - stock) < 1e-6 AS default_unchanged, share1 < share0 AS cheaper
@@ -99,7 +97,7 @@ RESET min_parallel_table_scan_size;
 RESET enable_indexscan;
 RESET enable_bitmapscan;
 SET max_parallel_workers_per_gather = 0;
-DROP FUNCTION cm_partial_cost(text);
+DROP FUNCTION cm_cost(text, boolean);
 DROP INDEX cm_big_a;
 -- the plans still give PostgreSQL's answers (here on the CPU engine)
 SELECT count(*) FROM cm_big WHERE a < 3;
