@@ -44,6 +44,25 @@ typedef struct PtreeMirrorEntry
 static PtreeMirrorEntry mirror_cache[PTREE_MIRROR_CACHE];
 static int	mirror_next = 0;
 
+/* gpuext.ptree_mirror_max_mb in bytes */
+static double
+ptree_mirror_cap(void)
+{
+	return (double) ptree_mirror_max_mb * 1024 * 1024;
+}
+
+/* Free a cached entry's mirror and its device copy; the entry stays */
+static void
+ptree_mirror_drop(PtreeMirrorEntry *e)
+{
+	if (e->mirror == NULL)
+		return;
+	ptree_device_forget(e->mirror);
+	pfree(e->mirror);
+	e->mirror = NULL;
+	e->refused_mb = 0;
+}
+
 /*
  * Drop cached mirrors (the oldest built first) until 'need' more bytes
  * keep the backend's mirrors within gpuext.ptree_mirror_max_mb, which caps
@@ -53,7 +72,7 @@ static int	mirror_next = 0;
 static bool
 ptree_mirror_make_room(Size need)
 {
-	double		cap = (double) ptree_mirror_max_mb * 1024 * 1024;
+	double		cap = ptree_mirror_cap();
 	double		used = 0;
 	int			i;
 
@@ -69,10 +88,7 @@ ptree_mirror_make_room(Size need)
 		if (e->mirror == NULL)
 			continue;
 		used -= (double) e->mirror->total_size;
-		ptree_device_forget(e->mirror);
-		pfree(e->mirror);
-		e->mirror = NULL;
-		e->refused_mb = 0;
+		ptree_mirror_drop(e);
 	}
 	return true;
 }
@@ -412,7 +428,7 @@ ptree_mirror_fits(PtreeMetaData *meta)
 		(double) meta->main_tids * sizeof(uint64) +
 		(meta->main_tids == meta->main_keys ? 0 : nkeys * sizeof(uint64));
 
-	return ptree_mirror_max_mb > 0 && est <= (double) ptree_mirror_max_mb * 1024 * 1024;
+	return ptree_mirror_max_mb > 0 && est <= ptree_mirror_cap();
 }
 
 /*
@@ -442,12 +458,9 @@ ptree_mirror_get(Relation index, PtreeMetaData *meta, bool hold, bool *too_large
 			e->main_tids == meta->main_tids)
 		{
 			/* a mirror kept under a higher cap than today's goes */
-			if (e->mirror &&
-				(double) e->mirror->total_size > (double) ptree_mirror_max_mb * 1024 * 1024)
+			if (e->mirror && (double) e->mirror->total_size > ptree_mirror_cap())
 			{
-				ptree_device_forget(e->mirror);
-				pfree(e->mirror);
-				e->mirror = NULL;
+				ptree_mirror_drop(e);
 				continue;
 			}
 			if (e->mirror)
@@ -464,11 +477,7 @@ ptree_mirror_get(Relation index, PtreeMetaData *meta, bool hold, bool *too_large
 		return NULL;
 	e = &mirror_cache[mirror_next];
 	mirror_next = (mirror_next + 1) % PTREE_MIRROR_CACHE;
-	if (e->mirror)
-	{
-		ptree_device_forget(e->mirror);
-		pfree(e->mirror);
-	}
+	ptree_mirror_drop(e);
 	e->mirror = m;
 	e->refused_mb = m ? 0 : ptree_mirror_max_mb;
 	e->relid = RelationGetRelid(index);
@@ -487,6 +496,7 @@ void
 ptree_mirror_tids(const GxPtreeMirror *m, int64 i, const uint64 **tids, int64 *ntids)
 {
 	const uint64 *all = GX_PTREE_PART(m, off_tids, const uint64);
+	const uint64 *postoff;
 
 	if (m->flags & GX_PTREE_UNIQUE)
 	{
@@ -494,9 +504,9 @@ ptree_mirror_tids(const GxPtreeMirror *m, int64 i, const uint64 **tids, int64 *n
 		*ntids = 1;
 		return;
 	}
-	*tids = all + GX_PTREE_PART(m, off_postoff, const uint64)[i];
-	*ntids = (int64) (GX_PTREE_PART(m, off_postoff, const uint64)[i + 1] -
-					  GX_PTREE_PART(m, off_postoff, const uint64)[i]);
+	postoff = GX_PTREE_PART(m, off_postoff, const uint64);
+	*tids = all + postoff[i];
+	*ntids = (int64) (postoff[i + 1] - postoff[i]);
 }
 
 /* for qsort_arg of probe numbers by their keys */
