@@ -75,6 +75,22 @@ typedef enum GxgDeviceState
 	GXG_DEV_OFF					/* the pages walk, for the rest of the node */
 } GxgDeviceState;
 
+/* what a node knows of the tree copy it searches (kept with session copies) */
+typedef struct GxgTreeCopy
+{
+	GxgMetaVersion version;		/* the index's state when the copy was made */
+	uint32		nblocks;
+	uint32		root;
+	uint32		root_level;
+	uint64		tree_bytes;
+	/* for the result room of a request (gxg_device_room) */
+	double		leaf_entries;	/* leaf entries of the copy */
+	double		leaf_w;			/* their mean width and height */
+	double		leaf_h;
+	double		area_w;			/* the width and height of their bounds */
+	double		area_h;
+} GxgTreeCopy;
+
 struct GxgDevice
 {
 	MemoryContext cxt;			/* the CPU engine's mirror, for mirror mode */
@@ -83,24 +99,14 @@ struct GxgDevice
 	uint32		task_id;		/* GPU: the task holding the tree */
 	uint32		cpu_table;		/* CPU engine: the table id of the mirror */
 	GxRtMirror *mirror;			/* CPU engine: the mirror */
-	uint32		nblocks;
-	uint32		root;
-	uint32		root_level;
-	uint64		tree_bytes;
+	GxgTreeCopy tree;			/* the copy the GPU or the CPU engine searches */
 	uint64		requests;
 	uint64		splits;			/* requests split in two (visits, results) */
 	uint64		resends;		/* requests sent again with more room */
 	uint64		probes_left;	/* probes handed back for the pages walk */
-	/* for the result room of a request (gxg_device_room) */
-	double		leaf_entries;	/* leaf entries of the copy */
-	double		leaf_w;			/* their mean width and height */
-	double		leaf_h;
-	double		area_w;			/* the width and height of their bounds */
-	double		area_h;
 	uint64		seen_probes;	/* probes and results of this node's requests */
 	uint64		seen_pairs;
 	bool		cached;			/* task_id is a session copy (gxg_copies) */
-	GxgMetaVersion version;		/* the index's state when the copy was made */
 	char		why[GX_ERRLEN]; /* why the GPU is not used, if it was wanted */
 };
 
@@ -123,17 +129,8 @@ typedef struct GxgDeviceCopy
 {
 	Oid			relid;			/* InvalidOid: an unused slot */
 	RelFileNode node;
-	GxgMetaVersion version;		/* when it was made (matched: build, inserts) */
+	GxgTreeCopy tree;			/* its version matched: build, inserts */
 	uint32		task_id;		/* a session task */
-	uint32		nblocks;
-	uint32		root;
-	uint32		root_level;
-	uint64		tree_bytes;
-	double		leaf_entries;
-	double		leaf_w;
-	double		leaf_h;
-	double		area_w;
-	double		area_h;
 	uint64		last_use;
 	int			users;			/* nodes using it now (0 at a transaction's end) */
 	bool		stale;			/* matches no state: freed once unused */
@@ -309,11 +306,11 @@ gxg_device_leaf_stats(GxgDevice *dev, const GxRtMirror *m)
 			yhi = Max(yhi, e[i].yhi);
 		}
 	}
-	dev->leaf_entries = n;
-	dev->leaf_w = nsized > 0 ? sw / nsized : 0;
-	dev->leaf_h = nsized > 0 ? sh / nsized : 0;
-	dev->area_w = nsized > 0 ? xhi - xlo : 0;
-	dev->area_h = nsized > 0 ? yhi - ylo : 0;
+	dev->tree.leaf_entries = n;
+	dev->tree.leaf_w = nsized > 0 ? sw / nsized : 0;
+	dev->tree.leaf_h = nsized > 0 ? sh / nsized : 0;
+	dev->tree.area_w = nsized > 0 ? xhi - xlo : 0;
+	dev->tree.area_h = nsized > 0 ? yhi - ylo : 0;
 }
 
 /*
@@ -327,7 +324,7 @@ gxg_device_leaf_stats(GxgDevice *dev, const GxRtMirror *m)
 static uint64
 gxg_device_room(GxgDevice *dev, const GxRtQuery *q, uint32 nq)
 {
-	double		area = dev->area_w * dev->area_h;
+	double		area = dev->tree.area_w * dev->tree.area_h;
 	double		guess = 0;
 
 	if (dev->seen_probes > 0)
@@ -336,8 +333,8 @@ gxg_device_room(GxgDevice *dev, const GxRtQuery *q, uint32 nq)
 	{
 		for (uint32 i = 0; i < nq; i++)
 		{
-			double		w = q[i].xhi - q[i].xlo + dev->leaf_w;
-			double		h = q[i].yhi - q[i].ylo + dev->leaf_h;
+			double		w = q[i].xhi - q[i].xlo + dev->tree.leaf_w;
+			double		h = q[i].yhi - q[i].ylo + dev->tree.leaf_h;
 			double		share = 1.0;
 
 			if (q[i].strategy != GX_RT_OVERLAP)
@@ -347,7 +344,7 @@ gxg_device_room(GxgDevice *dev, const GxRtQuery *q, uint32 nq)
 			}
 			if (area > 0 && isfinite(w) && isfinite(h))
 				share = Min(Max(w, 0) * Max(h, 0) / area, 1.0);
-			guess += share * dev->leaf_entries;
+			guess += share * dev->tree.leaf_entries;
 		}
 	}
 	guess = guess * 1.25 + 1024;
@@ -379,7 +376,7 @@ gxg_copy_find(Relation index, const GxgMetaVersion *v)
 		if (c->relid != RelationGetRelid(index))
 			continue;
 		if (!c->stale && RelFileNodeEquals(c->node, index->rd_node) &&
-			c->version.build_id == v->build_id && c->version.inserts == v->inserts)
+			c->tree.version.build_id == v->build_id && c->tree.version.inserts == v->inserts)
 			found = c;
 		else if (c->users == 0)
 		{
@@ -413,7 +410,7 @@ gxg_copy_free_unused(void)
 
 /*
  * Keep dev's new device copy (task) for the session as the copy of index
- * at state dev->version, in place of the least recently used one
+ * at state dev->tree.version, in place of the least recently used one
  */
 static void
 gxg_copy_store(GxgDevice *dev, Relation index)
@@ -447,17 +444,8 @@ gxg_copy_store(GxgDevice *dev, Relation index)
 	gx_task_keep_for_session(dev->task_id);
 	slot->relid = RelationGetRelid(index);
 	slot->node = index->rd_node;
-	slot->version = dev->version;
+	slot->tree = dev->tree;
 	slot->task_id = dev->task_id;
-	slot->nblocks = dev->nblocks;
-	slot->root = dev->root;
-	slot->root_level = dev->root_level;
-	slot->tree_bytes = dev->tree_bytes;
-	slot->leaf_entries = dev->leaf_entries;
-	slot->leaf_w = dev->leaf_w;
-	slot->leaf_h = dev->leaf_h;
-	slot->area_w = dev->area_w;
-	slot->area_h = dev->area_h;
 	slot->last_use = ++gxg_copy_clock;
 	slot->users = 1;
 	slot->stale = false;
@@ -471,17 +459,8 @@ gxg_copy_use(GxgDevice *dev, GxgDeviceCopy *c)
 	c->last_use = ++gxg_copy_clock;
 	c->users++;
 	dev->task_id = c->task_id;
-	dev->version = c->version;
+	dev->tree = c->tree;
 	dev->cached = true;
-	dev->nblocks = c->nblocks;
-	dev->root = c->root;
-	dev->root_level = c->root_level;
-	dev->tree_bytes = c->tree_bytes;
-	dev->leaf_entries = c->leaf_entries;
-	dev->leaf_w = c->leaf_w;
-	dev->leaf_h = c->leaf_h;
-	dev->area_w = c->area_w;
-	dev->area_h = c->area_h;
 	dev->mirror = NULL;
 	dev->state = GXG_DEV_READY;
 }
@@ -525,7 +504,7 @@ gxg_device_prepare(GxgDevice *dev, Relation index)
 	 * this node's snapshot was taken.
 	 */
 	gxg_meta_version(index, &version);
-	dev->version = version;
+	dev->tree.version = version;
 	if (!dev->engine.use_gpu)
 	{
 		MemoryContext old = MemoryContextSwitchTo(dev->cxt);
@@ -552,7 +531,7 @@ gxg_device_prepare(GxgDevice *dev, Relation index)
 			gxg_copy_free_unused();
 		else if (version.build_id != 0 &&
 				 (c = gxg_copy_find(index, &version)) != NULL &&
-				 (limit == 0 || c->tree_bytes <= limit))
+				 (limit == 0 || c->tree.tree_bytes <= limit))
 		{
 			gxg_copy_use(dev, c);
 			return true;
@@ -581,10 +560,10 @@ gxg_device_prepare(GxgDevice *dev, Relation index)
 		dev->mirror = NULL;
 	}
 	gxg_device_leaf_stats(dev, m);
-	dev->nblocks = m->nblocks;
-	dev->root = m->root;
-	dev->root_level = m->root_level;
-	dev->tree_bytes = bytes;
+	dev->tree.nblocks = m->nblocks;
+	dev->tree.root = m->root;
+	dev->tree.root_level = m->root_level;
+	dev->tree.tree_bytes = bytes;
 	if (dev->engine.use_gpu)
 	{
 		pfree(m);
@@ -691,7 +670,7 @@ gxg_device_walk(GxgDevice *dev, Relation index, const GxRtQuery *drive, uint32 n
 		CHECK_FOR_INTERRUPTS();
 		room = r.room ? r.room : gxg_device_room(dev, drive + r.lo, nq);
 		room = Max(Min(room, max_room), 1);
-		visit_cap = Max((uint64) nq * 8, (uint64) dev->nblocks);
+		visit_cap = Max((uint64) nq * 8, (uint64) dev->tree.nblocks);
 		visit_cap = Min(visit_cap, (uint64) PG_INT32_MAX);
 
 		b = gx_engine_batch_alloc(&dev->engine, &pb, out_off + sizeof(GxRtSearchOut) +
@@ -717,9 +696,9 @@ gxg_device_walk(GxgDevice *dev, Relation index, const GxRtQuery *drive, uint32 n
 		s->nfilter = (uint32) nfilter;
 		s->nfilterkeys = (uint32) nfilterkeys;
 		s->visit_cap = (uint32) visit_cap;
-		s->nblocks = dev->nblocks;
-		s->root = dev->root;
-		s->root_level = dev->root_level;
+		s->nblocks = dev->tree.nblocks;
+		s->root = dev->tree.root;
+		s->root_level = dev->tree.root_level;
 		memcpy((GxRtQuery *) (s + 1), drive + r.lo, (Size) nq * sizeof(GxRtQuery));
 		if (nfilter > 0)
 			memcpy((GxRtQuery *) (s + 1) + nq, filter, prog_filter);
@@ -831,12 +810,12 @@ gxg_device_mark_all_visible(GxgDevice *dev, Relation index, Relation heap,
 {
 	GxgMetaVersion now;
 
-	if (dev == NULL || dev->version.build_id == 0 || n == 0 || RecoveryInProgress())
+	if (dev == NULL || dev->tree.version.build_id == 0 || n == 0 || RecoveryInProgress())
 		return;
 	LockPage(index, GXG_META_BLKNO, ShareLock);
 	gxg_meta_version(index, &now);
-	if (now.build_id == dev->version.build_id && now.inserts == dev->version.inserts &&
-		now.removals == dev->version.removals)
+	if (now.build_id == dev->tree.version.build_id && now.inserts == dev->tree.version.inserts &&
+		now.removals == dev->tree.version.removals)
 		gxg_mark_all_visible(heap, pairs, n);
 	UnlockPage(index, GXG_META_BLKNO, ShareLock);
 }
@@ -884,7 +863,7 @@ gxg_device_explain(GxgDevice *dev, ExplainState *es)
 		ExplainPropertyInteger("Fallbacks", NULL, dev->engine.fallback_batches, es);
 		ExplainPropertyInteger("Split Requests", NULL, dev->splits, es);
 		ExplainPropertyInteger("Resent Requests", NULL, dev->resends, es);
-		ExplainPropertyInteger("Tree Bytes", "bytes", dev->tree_bytes, es);
+		ExplainPropertyInteger("Tree Bytes", "bytes", dev->tree.tree_bytes, es);
 		if (dev->engine.use_gpu)
 			ExplainPropertyFloat("Device Time", "ms", dev->engine.device_ms, 3, es);
 	}
