@@ -351,6 +351,16 @@ gxg_device_room(GxgDevice *dev, const GxRtQuery *q, uint32 nq)
 	return guess >= (double) PG_UINT32_MAX ? PG_UINT32_MAX : (uint64) guess;
 }
 
+/* Empty a session copy's slot and free its device task */
+static void
+gxg_copy_free(GxgDeviceCopy *c)
+{
+	uint32		task = c->task_id;
+
+	memset(c, 0, sizeof(*c));
+	gx_task_destroy(task);
+}
+
 /*
  * The session's copy of index at state v (its build and inserts), or NULL.
  * Copies whose task is gone (an aborted transaction, a restarted service)
@@ -379,12 +389,7 @@ gxg_copy_find(Relation index, const GxgMetaVersion *v)
 			c->tree.version.build_id == v->build_id && c->tree.version.inserts == v->inserts)
 			found = c;
 		else if (c->users == 0)
-		{
-			uint32		task = c->task_id;
-
-			memset(c, 0, sizeof(*c));
-			gx_task_destroy(task);
-		}
+			gxg_copy_free(c);
 		else
 			c->stale = true;	/* freed when no node uses it */
 	}
@@ -435,12 +440,7 @@ gxg_copy_store(GxgDevice *dev, Relation index)
 	if (slot == NULL)
 		return;					/* every copy in use: this one is the node's */
 	if (slot->relid != InvalidOid)
-	{
-		uint32		task = slot->task_id;
-
-		memset(slot, 0, sizeof(*slot));
-		gx_task_destroy(task);
-	}
+		gxg_copy_free(slot);
 	gx_task_keep_for_session(dev->task_id);
 	slot->relid = RelationGetRelid(index);
 	slot->node = index->rd_node;
