@@ -583,11 +583,7 @@ cost_gpujoin(PlannerInfo *root, GpuJoinPath *gp, RelOptInfo *fact, RelOptInfo *j
 	gx_cost_join(&jin, &join_startup, &join_run);
 
 	if (workers > 0)
-	{
-		divisor = workers;
-		if (parallel_leader_participation && 1.0 - 0.3 * workers > 0)
-			divisor += 1.0 - 0.3 * workers;
-	}
+		divisor = gx_parallel_divisor(workers);
 	path->rows = clamp_row_est(joinrel->rows / divisor);
 	path->startup_cost = scan_startup + inner_cost + join_startup + host_cost.startup +
 		filter_cost.startup;

@@ -194,22 +194,6 @@ program_length_estimate(List *device_quals)
 	return 3.0 * list_length(device_quals);
 }
 
-/* Rows a parallel path returns per process, as PostgreSQL estimates it. */
-static double
-parallel_divisor(int workers)
-{
-	double		divisor = workers;
-
-	if (parallel_leader_participation)
-	{
-		double		leader = 1.0 - 0.3 * workers;
-
-		if (leader > 0)
-			divisor += leader;
-	}
-	return divisor;
-}
-
 /* Build a GpuScan CustomPath (partial when workers > 0). */
 static CustomPath *
 make_gpuscan_path(PlannerInfo *root, RelOptInfo *rel, List *device_quals,
@@ -244,7 +228,7 @@ make_gpuscan_path(PlannerInfo *root, RelOptInfo *rel, List *device_quals,
 	cpath->path.parallel_aware = workers > 0;
 	cpath->path.parallel_safe = rel->consider_parallel;
 	cpath->path.parallel_workers = workers;
-	cpath->path.rows = workers > 0 ? clamp_row_est(rel->rows / parallel_divisor(workers)) : rel->rows;
+	cpath->path.rows = workers > 0 ? clamp_row_est(rel->rows / gx_parallel_divisor(workers)) : rel->rows;
 	cpath->path.pathkeys = NIL;
 	gx_cost_scan(&in, &cpath->path.startup_cost, &cpath->path.total_cost);
 	cpath->path.startup_cost += host_cost.startup;
