@@ -14,7 +14,18 @@
 #       samples the replay of the tools other than memcheck.
 #   bash test/device-run.sh index
 #       the index benchmarks test/bench/ptree.sh (PTREE_ROWS, default 10M)
-#       and test/bench/gist.sh (GIST_ROWS 2M, GIST_QUERIES 20K, GIST_REPS 1).
+#       and test/bench/gist.sh (GIST_ROWS 2M, GIST_QUERIES 20K, GIST_REPS 1;
+#       GIST_ARGS: more psql options for gist.sql, e.g. "-v outer=1000000").
+#       INDEX_BENCH=gist or ptree runs one of them (the other's time limit
+#       then goes to it); GIST_SWEEP=1 runs gist-sweep.sql (node sizes)
+#       instead of gist.sql.  The gist results are printed as they come.
+#       Issue 9's sizes (10 M boxes, 100 K windows, 1 M x 10 M join), and
+#       the node-size sweep, each one run of about 6 minutes:
+#         INDEX_BENCH=gist GIST_ROWS=10000000 GIST_QUERIES=100000 \
+#           GIST_ARGS="-v outer=1000000 -v gpureps=2 -v wmin=5 -v wspan=10 \
+#           -v slow_ms=30000 -v explain=1" bash test/device-run.sh index
+#         INDEX_BENCH=gist GIST_SWEEP=1 GIST_ROWS=10000000 \
+#           GIST_QUERIES=100000 GIST_REPS=2 bash test/device-run.sh index
 #   bash test/device-run.sh bench TAG [VAR=VALUE ...]
 #       one make bench with those variables (e.g. SCALE=10 QUERIES=ssb); its
 #       output folder packed as $OUT/TAG.tar.xz.
@@ -86,14 +97,35 @@ case "${1:-}" in
   index)
     # the index benchmarks: PTREE_ROWS, GIST_ROWS GIST_QUERIES GIST_REPS
     make -j"$(nproc)" -s >/tmp/build.log 2>&1 || { cat /tmp/build.log; exit 1; }
-    BENCH_CONF="shared_buffers = 16GB" timeout "${PTREE_LIMIT:-280}" \
-      bash test/bench/ptree.sh "${PTREE_ROWS:-10000000}" >"$OUT/ptree-bench.log" 2>&1
-    echo "ptree bench rc=$? after $(elapsed) s"
-    grep -vE "^(DROP|CREATE|INSERT|SET|RESET|VACUUM|SELECT [0-9]+)" "$OUT/ptree-bench.log" | tail -70
-    timeout "${GIST_LIMIT:-280}" bash test/bench/gist.sh "${GIST_ROWS:-2000000}" \
-      "${GIST_QUERIES:-20000}" "${GIST_REPS:-1}" >"$OUT/gist-bench.log" 2>&1
-    echo "gist bench rc=$? after $(elapsed) s"
-    tail -40 "$OUT/gist-bench.log"
+    echo "built after $(elapsed) s"
+    which=${INDEX_BENCH:-both}
+    rc=0
+    if [ "$which" != gist ]; then
+      PL=${PTREE_LIMIT:-280}
+      [ "$which" = ptree ] && PL=${PTREE_LIMIT:-$((580 - $(elapsed)))}
+      BENCH_CONF="shared_buffers = 16GB" timeout "$PL" \
+        bash test/bench/ptree.sh "${PTREE_ROWS:-10000000}" >"$OUT/ptree-bench.log" 2>&1
+      r=$?
+      echo "ptree bench rc=$r after $(elapsed) s"
+      [ "$r" = 0 ] || rc=$r
+      grep -vE "^(DROP|CREATE|INSERT|SET|RESET|VACUUM|SELECT [0-9]+)" "$OUT/ptree-bench.log" | tail -70
+    fi
+    if [ "$which" != ptree ]; then
+      GL=${GIST_LIMIT:-280}
+      [ "$which" = gist ] && GL=${GIST_LIMIT:-$((580 - $(elapsed)))}
+      # shellcheck disable=SC2086 # GIST_ARGS: several psql options
+      BENCH_CONF=${GIST_CONF:-$'shared_buffers = 8GB\nmax_wal_size = 16GB'} timeout "$GL" \
+        bash test/bench/gist.sh "${GIST_ROWS:-2000000}" "${GIST_QUERIES:-20000}" \
+        "${GIST_REPS:-1}" ${GIST_ARGS:-} 2>&1 | tee "$OUT/gist-bench.log" |
+        grep --line-buffered -E "result:|step:|sweep:|explain:|ERROR|FATAL|PANIC" |
+        sed -u 's/^psql:[^ ]* WARNING:  //'
+      r=${PIPESTATUS[0]}
+      echo "gist bench rc=$r after $(elapsed) s (limit $GL s)"
+      [ "$r" = 0 ] || rc=$r
+      # the summary tables at the end
+      awk '/^ *(case_name|node_size) +\|/ { p = 1 } p' "$OUT/gist-bench.log" | grep -v WARNING | tail -80
+    fi
+    exit $rc
     ;;
   bench)
     TAG=${2:?usage: device-run.sh bench TAG [VAR=VALUE ...]}
