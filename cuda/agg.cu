@@ -39,16 +39,14 @@ agg_kernel(GxBatch *batch, const unsigned char *pages, const GxProgram *__restri
 	extern __shared__ uint4 smem[];
 	uint4	   *page = smem;
 	const GxAggSpec *spec = (const GxAggSpec *) gx_program_spec(prog);
-	const GxBatch *hdr = gx_block_batch_header(batch);
-	const GxPageRef *refs = gx_batch_pages_at(batch, hdr);
-	__shared__ GxPageRefs prefs;
-	uint32_t	npages = hdr->npages;
+	const GxPageRef *refs = gx_batch_pages(batch);
+	uint32_t	npages = batch->npages;
 	GxAggTable *local;
 	GxDatum		regs[GX_MAX_REGS];
 	unsigned char keybuf[GX_AGG_MAX_KEYS * (8 + GX_KEY_TEXT_MAX)];
 	uint64_t	my_rows = 0;
 
-	if (!gx_program_ok(prog, hdr->program_len))
+	if (!gx_program_ok(prog, batch->program_len))
 	{
 		if (blockIdx.x == 0 && threadIdx.x == 0)
 			batch->kernel_error = GX_KERR_BAD_PROGRAM;
@@ -56,15 +54,14 @@ agg_kernel(GxBatch *batch, const unsigned char *pages, const GxProgram *__restri
 	}
 	local = gx_agg_local_init(smem, spec, local_arg);
 
-	gx_page_refs_start(&prefs, refs, blockIdx.x, npages);
-	for (uint32_t p = blockIdx.x, i = 0; p < npages; p += gridDim.x, i++)
+	for (uint32_t p = blockIdx.x; p < npages; p += gridDim.x)
 	{
-		const GxPageRef *ref;
+		GxPageRef	ref = refs[p];
 
-		ref = gx_page_refs_load(&prefs, i, page, pages, refs, p, npages);
-		for (uint32_t off = threadIdx.x + 1; off <= ref->nline; off += blockDim.x)
+		gx_load_page(page, pages + (size_t) ref.buf_id * GX_BLCKSZ);
+		for (uint32_t off = threadIdx.x + 1; off <= ref.nline; off += blockDim.x)
 		{
-			int			rc = gx_scan_tuple(prog, (const unsigned char *) page, ref, off, regs);
+			int			rc = gx_scan_tuple(prog, (const unsigned char *) page, &ref, off, regs);
 			unsigned char *entry;
 
 			if (rc == GX_ROW_FAIL)

@@ -88,38 +88,35 @@ join_probe_kernel(GxBatch *batch, const unsigned char *pages, const GxProgram *_
 {
 	__shared__ uint4 page[GX_BLCKSZ / 16];
 	const GxJoinSpec *spec = (const GxJoinSpec *) gx_program_spec(prog);
-	const GxBatch *hdr = gx_block_batch_header(batch);
-	const GxPageRef *refs = gx_batch_pages_at(batch, hdr);
-	__shared__ GxPageRefs prefs;
-	uint32_t	npages = hdr->npages;
+	const GxPageRef *refs = gx_batch_pages(batch);
+	uint32_t	npages = batch->npages;
 	uint32_t	stride = gx_join_out_per_page(spec->ndepths);
 	int			warp = threadIdx.x >> 5;
 	GxDatum		regs[GX_MAX_REGS];
 	uint32_t	match[GX_JOIN_MAX_DEPTH];
 
-	if (!gx_program_ok(prog, hdr->program_len) || spec->ndepths == 0 ||
+	if (!gx_program_ok(prog, batch->program_len) || spec->ndepths == 0 ||
 		spec->ndepths > GX_JOIN_MAX_DEPTH || ts->ndepths != spec->ndepths)
 	{
 		if (blockIdx.x == 0 && threadIdx.x == 0)
 			batch->kernel_error = GX_KERR_BAD_PROGRAM;
 		return;
 	}
-	gx_page_refs_start(&prefs, refs, blockIdx.x, npages);
-	for (uint32_t p = blockIdx.x, i = 0; p < npages; p += gridDim.x, i++)
+	for (uint32_t p = blockIdx.x; p < npages; p += gridDim.x)
 	{
-		const GxPageRef *ref;
-		GxJoinPageOut *out = (GxJoinPageOut *) ((char *) gx_batch_out_at(batch, hdr) + (size_t) p * stride);
+		GxPageRef	ref = refs[p];
+		GxJoinPageOut *out = (GxJoinPageOut *) ((char *) gx_batch_out(batch) + (size_t) p * stride);
 
-		ref = gx_page_refs_load(&prefs, i, page, pages, refs, p, npages);
+		gx_load_page(page, pages + (size_t) ref.buf_id * GX_BLCKSZ);
 		for (uint32_t base = 0; base < GX_BITMAP_WORDS * 32; base += JOIN_THREADS)
 		{
 			uint32_t	off = base + threadIdx.x + 1;
 			int			rc = GX_ROW_FAIL;
 			uint32_t	word = (base >> 5) + warp;
 
-			if (off <= ref->nline)
+			if (off <= ref.nline)
 			{
-				rc = gx_join_tuple(prog, spec, ts, (const unsigned char *) page, ref, off,
+				rc = gx_join_tuple(prog, spec, ts, (const unsigned char *) page, &ref, off,
 								   regs, match);
 				if (rc == GX_ROW_PASS)
 				{
@@ -176,16 +173,14 @@ join_agg_kernel(GxBatch *batch, const unsigned char *pages, const GxProgram *__r
 	GxAggTable *local;
 	const GxAggSpec *aspec = (const GxAggSpec *) gx_program_spec(prog);
 	const GxJoinSpec *jspec = gx_join_spec_after_agg(aspec);
-	const GxBatch *hdr = gx_block_batch_header(batch);
-	const GxPageRef *refs = gx_batch_pages_at(batch, hdr);
-	__shared__ GxPageRefs prefs;
-	uint32_t	npages = hdr->npages;
+	const GxPageRef *refs = gx_batch_pages(batch);
+	uint32_t	npages = batch->npages;
 	GxDatum		regs[GX_MAX_REGS];
 	unsigned char keybuf[GX_AGG_MAX_KEYS * (8 + GX_KEY_TEXT_MAX)];
 	uint32_t	match[GX_JOIN_MAX_DEPTH];
 	uint64_t	my_rows = 0;
 
-	if (!gx_program_ok(prog, hdr->program_len) || jspec->ndepths == 0 ||
+	if (!gx_program_ok(prog, batch->program_len) || jspec->ndepths == 0 ||
 		jspec->ndepths > GX_JOIN_MAX_DEPTH || ts->ndepths != jspec->ndepths)
 	{
 		if (blockIdx.x == 0 && threadIdx.x == 0)
@@ -193,16 +188,15 @@ join_agg_kernel(GxBatch *batch, const unsigned char *pages, const GxProgram *__r
 		return;
 	}
 	local = gx_agg_local_init(smem, aspec, local_arg);
-	gx_page_refs_start(&prefs, refs, blockIdx.x, npages);
-	for (uint32_t p = blockIdx.x, i = 0; p < npages; p += gridDim.x, i++)
+	for (uint32_t p = blockIdx.x; p < npages; p += gridDim.x)
 	{
-		const GxPageRef *ref;
+		GxPageRef	ref = refs[p];
 
-		ref = gx_page_refs_load(&prefs, i, page, pages, refs, p, npages);
-		for (uint32_t off = threadIdx.x + 1; off <= ref->nline; off += blockDim.x)
+		gx_load_page(page, pages + (size_t) ref.buf_id * GX_BLCKSZ);
+		for (uint32_t off = threadIdx.x + 1; off <= ref.nline; off += blockDim.x)
 		{
 			int			rc = gx_join_agg_tuple(prog, aspec, jspec, local, t, ts,
-											   (const unsigned char *) page, ref, off,
+											   (const unsigned char *) page, &ref, off,
 											   regs, keybuf, match);
 
 			if (rc == GX_ROW_RECHECK)

@@ -23,25 +23,21 @@ page_count_kernel(GxBatch *batch, const unsigned char *pages)
 	__shared__ uint4 page[GX_BLCKSZ / 16];
 	__shared__ uint32_t nnormal;
 	__shared__ uint32_t nvisible;
-	const GxBatch *hdr = gx_block_batch_header(batch);
-	const GxPageRef *refs = gx_batch_pages_at(batch, hdr);
-	__shared__ GxPageRefs prefs;
-	uint32_t	npages = hdr->npages;
-	GxPageCount *out = (GxPageCount *) gx_batch_out_at(batch, hdr);
+	const GxPageRef *refs = gx_batch_pages(batch);
+	GxPageCount *out = (GxPageCount *) gx_batch_out(batch);
 
-	gx_page_refs_start(&prefs, refs, blockIdx.x, npages);
-	for (uint32_t p = blockIdx.x, i = 0; p < npages; p += gridDim.x, i++)
+	for (uint32_t p = blockIdx.x; p < batch->npages; p += gridDim.x)
 	{
-		const GxPageRef *ref;
+		GxPageRef	ref = refs[p];
 		uint32_t	my_normal = 0;
 		uint32_t	my_visible = 0;
 
 		if (threadIdx.x == 0)
 			nnormal = nvisible = 0;
-		ref = gx_page_refs_load(&prefs, i, page, pages, refs, p, npages);
+		gx_load_page(page, pages + (size_t) ref.buf_id * GX_BLCKSZ);
 
-		for (uint32_t off = threadIdx.x + 1; off <= ref->nline; off += blockDim.x)
-			gx_count_tuple((const unsigned char *) page, ref, off,
+		for (uint32_t off = threadIdx.x + 1; off <= ref.nline; off += blockDim.x)
+			gx_count_tuple((const unsigned char *) page, &ref, off,
 						   &my_normal, &my_visible);
 		if (my_normal)
 			atomicAdd(&nnormal, my_normal);

@@ -23,34 +23,31 @@ __global__ void __launch_bounds__(SCAN_THREADS)
 scan_kernel(GxBatch *batch, const unsigned char *pages, const GxProgram *__restrict__ prog)
 {
 	__shared__ uint4 page[GX_BLCKSZ / 16];
-	const GxBatch *hdr = gx_block_batch_header(batch);
-	const GxPageRef *refs = gx_batch_pages_at(batch, hdr);
-	__shared__ GxPageRefs prefs;
-	GxScanPageOut *outs = (GxScanPageOut *) gx_batch_out_at(batch, hdr);
-	uint32_t	npages = hdr->npages;
+	const GxPageRef *refs = gx_batch_pages(batch);
+	GxScanPageOut *outs = (GxScanPageOut *) gx_batch_out(batch);
+	uint32_t	npages = batch->npages;
 	int			warp = threadIdx.x >> 5;
 	GxDatum		regs[GX_MAX_REGS];
 
-	if (!gx_program_ok(prog, hdr->program_len))
+	if (!gx_program_ok(prog, batch->program_len))
 	{
 		if (blockIdx.x == 0 && threadIdx.x == 0)
 			batch->kernel_error = GX_KERR_BAD_PROGRAM;
 		return;
 	}
-	gx_page_refs_start(&prefs, refs, blockIdx.x, npages);
-	for (uint32_t p = blockIdx.x, i = 0; p < npages; p += gridDim.x, i++)
+	for (uint32_t p = blockIdx.x; p < npages; p += gridDim.x)
 	{
-		const GxPageRef *ref;
+		GxPageRef	ref = refs[p];
 
-		ref = gx_page_refs_load(&prefs, i, page, pages, refs, p, npages);
+		gx_load_page(page, pages + (size_t) ref.buf_id * GX_BLCKSZ);
 		for (uint32_t base = 0; base < GX_BITMAP_WORDS * 32; base += SCAN_THREADS)
 		{
 			uint32_t	off = base + threadIdx.x + 1;
 			int			rc = GX_ROW_FAIL;
 			uint32_t	word = (base >> 5) + warp;
 
-			if (off <= ref->nline)
-				rc = gx_scan_tuple(prog, (const unsigned char *) page, ref, off, regs);
+			if (off <= ref.nline)
+				rc = gx_scan_tuple(prog, (const unsigned char *) page, &ref, off, regs);
 			gx_store_row_bits(outs[p].pass, outs[p].recheck, word, rc);
 		}
 		__syncthreads();		/* the page buffer is reused */
