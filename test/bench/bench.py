@@ -41,6 +41,17 @@ FLOAT_RTOL = {FLOAT4: 1e-5, FLOAT8: 1e-9}  # relative tolerance of row compariso
 HASHABLE = {16, 17, 18, 19, 20, 21, 23, 25, 26, 1042, 1043, 1082, 1083, 1114, 1184, 1186, 1700, 2950}
 
 
+def hugepages_in_use():
+    """How many of the kernel's huge pages are taken (huge_pages = try falls back silently)."""
+    try:
+        with open("/proc/meminfo") as f:
+            m = dict(l.split(":", 1) for l in f if l.startswith("HugePages_"))
+        total, free = int(m["HugePages_Total"].split()[0]), int(m["HugePages_Free"].split()[0])
+        return "%d of %d huge pages in use" % (total - free, total)
+    except (OSError, KeyError, ValueError):
+        return "huge pages unknown"
+
+
 def env(name, default=None):
     v = os.environ.get(name)
     return default if v is None or v == "" else v
@@ -830,6 +841,7 @@ def machine_info(opts):
         info["gpuext"] = c.one("SELECT gpuext_version()")
         info["shared_buffers"] = c.one("SHOW shared_buffers")
         info["work_mem"] = c.one("SHOW work_mem")
+        info["huge_pages"] = c.one("SHOW huge_pages")
         info["dma_buffer_size"] = c.one("SHOW gpuext.dma_buffer_size")
         st = c.rows("SELECT service_state, detail FROM gpuext_status()")[0]
         info["service_state"], info["service_detail"] = st[0], st[1]
@@ -939,9 +951,9 @@ def summary_text(opts, info, limits, phases, configs, summary, gx_ref, cold_mode
     gpus = [d for d in info.get("devices", []) if d["engine"] == "gpu"]
     L.append("GPU: %s" % ("; ".join("%s (%s SMs, cc %s)" % (d["name"], d["sm_count"], d["cc"]) for d in gpus)
                           if gpus else "none (%s)" % (info.get("service_detail") or info.get("service_state"))))
-    L.append("server: %s; shared_buffers %s, work_mem %s, gpuext.dma_buffer_size %s" % (
-        (info.get("postgres") or "").split(" on ")[0], info.get("shared_buffers"), info.get("work_mem"),
-        info.get("dma_buffer_size")))
+    L.append("server: %s; shared_buffers %s, huge_pages %s (%s), work_mem %s, gpuext.dma_buffer_size %s" % (
+        (info.get("postgres") or "").split(" on ")[0], info.get("shared_buffers"), info.get("huge_pages"),
+        hugepages_in_use(), info.get("work_mem"), info.get("dma_buffer_size")))
     if limits.get("error"):
         L.append("limits: not measured (%s)" % limits["error"])
     elif limits:

@@ -76,6 +76,7 @@ listen_addresses = ''
 unix_socket_directories = '$BENCH_DATA_DIR'
 max_connections = 200
 shared_buffers = $BENCH_SHARED_BUFFERS
+huge_pages = ${BENCH_HUGE_PAGES:-try}
 dynamic_shared_memory_type = $dsm
 max_worker_processes = $workers
 max_parallel_workers = $((BENCH_NPROC * 2))
