@@ -233,6 +233,8 @@ make_gpuscan_path(PlannerInfo *root, RelOptInfo *rel, List *device_quals,
 	gx_cost_scan(&in, &cpath->path.startup_cost, &cpath->path.total_cost);
 	cpath->path.startup_cost += host_cost.startup;
 	cpath->path.total_cost += host_cost.startup;
+	/* rows it sends to the client, as the stock paths were (output.c) */
+	(void) gx_output_recost(root, rel, &cpath->path);
 	/*
 	 * The node projects its own target list (ExecScan), so the planner
 	 * needs no Result node above it for expressions or a narrower row.
