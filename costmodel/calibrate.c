@@ -15,7 +15,8 @@
  *	  the microseconds of one planner cost unit (a stock sequential scan
  *	  timed against its estimated cost), and how much faster per cost unit
  *	  the pages of stock index and bitmap scans cost when they are in memory
- *	  (index_cost_scale, indexread.c).
+ *	  (index_cost_scale, indexread.c), and what a serial plan spends on each
+ *	  row it sends to the client (client_row_us, output.c).
  * Results go to the table gpuext_calibration_values.  A backend applies
  * stored values as database-level defaults of the gpuext.* GUCs the next
  * time it plans a query (a session's own SET still wins), so no restart
@@ -258,9 +259,9 @@ gx_spi_exec(const char *sql, int expected)
 		elog(ERROR, "gpuext calibration: \"%s\" failed (%d)", sql, rc);
 }
 
-/* Microseconds of the best of n runs of a query. */
-double
-gx_time_query(const char *sql, int n)
+/* Microseconds of the best of n runs of a statement ('expected': SPI's result). */
+static double
+time_statement(const char *sql, int expected, int n)
 {
 	double		best = 1e30;
 
@@ -270,11 +271,18 @@ gx_time_query(const char *sql, int n)
 		double		us;
 
 		INSTR_TIME_SET_CURRENT(t);
-		gx_spi_exec(sql, SPI_OK_SELECT);
+		gx_spi_exec(sql, expected);
 		us = gx_elapsed_us(t);
 		best = Min(best, us);
 	}
 	return best;
+}
+
+/* Microseconds of the best of n runs of a query. */
+double
+gx_time_query(const char *sql, int n)
+{
+	return time_statement(sql, SPI_OK_SELECT, n);
 }
 
 /* The planner's total cost of a query (EXPLAIN in JSON). */
@@ -504,6 +512,29 @@ measure_host_tuple(const char *frozen, int rows, double unit_us)
 	return extra_us_per_row(psprintf(q, frozen, 0), psprintf(q, frozen, -1), rows / 4, unit_us);
 }
 
+/*
+ * Microseconds a serial plan spends per row it sends to the client
+ * (output functions, the row's message, the writes to the socket and the
+ * reader's waking up), which PostgreSQL does not charge (see output.c):
+ * one row in 4 of the frozen table, as an int, an int and a float8 (the
+ * shape of the rows the costmodel benchmark's queries send), copied to a
+ * program that discards them (through a pipe to another process, as a
+ * client's socket is), against the same rows counted.  Stock serial plans.
+ */
+static double
+measure_client_row(const char *frozen, int rows)
+{
+	const char *sel = psprintf("SELECT v, v %% 1000, v * 0.37::float8 FROM %s WHERE v %% 4 = 0",
+							   frozen);
+	double		copy_us;
+	double		count_us;
+
+	copy_us = time_statement(psprintf("COPY (%s) TO PROGRAM 'cat > /dev/null'", sel),
+							 SPI_OK_UTILITY, 3);
+	count_us = gx_time_query(psprintf("SELECT count(*) FROM (%s OFFSET 0) s", sel), 3);
+	return Max((copy_us - count_us) / (rows / 4), 0.01);
+}
+
 /* The link and the device, through the service. */
 static bool
 measure_device(Measured *m, int *n)
@@ -649,6 +680,7 @@ gpuext_calibrate(PG_FUNCTION_ARGS)
 	m[n++] = (Measured) {"host_visibility_us",
 		Max(slow_page_us - measure_host_page_first(frozen_oid, scratch_oid), 0), "us"};
 	m[n++] = (Measured) {"parallel_page_share", measure_parallel_page_share(frozen), "ratio"};
+	m[n++] = (Measured) {"client_row_us", measure_client_row(frozen, frozen_rows), "us"};
 
 	/* the CPU engine's rate per row and instruction (about 4 per row here) */
 	gx_set_local("gpuext.enabled", "on");

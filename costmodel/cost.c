@@ -31,6 +31,7 @@ double		gx_gpu_batch_us = 30.0;
 double		gx_host_page_us = 0.6;
 double		gx_host_visibility_us = 2.0;
 double		gx_host_tuple_us = 0.15;
+double		gx_client_row_us = 0.0;
 double		gx_link_read_gbps = 45.0;
 double		gx_device_row_ns = 0.05;
 double		gx_cpu_engine_row_ns = 4.0;
@@ -80,6 +81,9 @@ gx_cost_define_gucs(void)
 	define_param("gpuext.host_tuple_us",
 				 "Microseconds of host work per row a GPU operator returns.",
 				 &gx_host_tuple_us, 0.15, 0, 1e6);
+	define_param("gpuext.client_row_us",
+				 "Microseconds a serial plan spends sending one result row to the client (0: not charged).",
+				 &gx_client_row_us, 0.0, 0, 1e6);
 	define_param("gpuext.link_read_gbps",
 				 "Rate in GB/s at which kernels read host memory (zero-copy over the link).",
 				 &gx_link_read_gbps, 45.0, 0.001, 1e6);

@@ -22,6 +22,7 @@ extern double gx_gpu_batch_us;			/* per batch: request, launch, sync */
 extern double gx_host_page_us;			/* host work per all-visible page: pin, lock */
 extern double gx_host_visibility_us;	/* more per page not all-visible: tuple checks */
 extern double gx_host_tuple_us;			/* host work per returned row */
+extern double gx_client_row_us;			/* sending a result row to the client */
 extern double gx_link_read_gbps;		/* device reads of host memory (zero-copy) */
 extern double gx_device_row_ns;			/* device work per row and instruction */
 extern double gx_cpu_engine_row_ns;		/* CPU engine work per row and instruction */
@@ -45,6 +46,8 @@ extern bool gx_recost_spills;			/* re-cost PostgreSQL's spilling operators */
 extern void gx_cost_define_gucs(void);
 extern void gx_spill_cost_init(void);
 extern void gx_index_cost_init(void);
+extern void gx_output_cost_init(void);
+extern bool gx_output_recost(PlannerInfo *root, RelOptInfo *rel, Path *path);
 extern void gx_cost_refresh(void);
 extern int	gx_compare_total_cost(const ListCell *a, const ListCell *b);
 extern double gx_parallel_divisor(int workers);

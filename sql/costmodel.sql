@@ -37,12 +37,17 @@ SET gpuext.index_cost_scale = 0.05;
 EXPLAIN (COSTS OFF) SELECT id, b FROM cm_big WHERE a IN (1, 2, 3, 4, 5, 6, 7, 8);
 -- the re-costed estimate is PostgreSQL's own with both page costs times
 -- the factor; and gpuext.enabled = off leaves PostgreSQL's costs alone
--- (cm_cost: the plan's total cost, or with child its first child's)
-CREATE FUNCTION cm_cost(q text, child boolean DEFAULT false) RETURNS float8 AS $$
+-- (cm_cost: the plan's total cost, or with child its first child's;
+-- cm_explain: the plan)
+CREATE FUNCTION cm_explain(q text) RETURNS json AS $$
 DECLARE j json;
 BEGIN
   EXECUTE 'EXPLAIN (FORMAT JSON) ' || q INTO j;
-  j := j->0->'Plan';
+  RETURN j->0->'Plan';
+END $$ LANGUAGE plpgsql;
+CREATE FUNCTION cm_cost(q text, child boolean DEFAULT false) RETURNS float8 AS $$
+DECLARE j json := cm_explain(q);
+BEGIN
   IF child THEN
     j := j->'Plans'->0;
   END IF;
@@ -97,8 +102,44 @@ RESET min_parallel_table_scan_size;
 RESET enable_indexscan;
 RESET enable_bitmapscan;
 SET max_parallel_workers_per_gather = 0;
-DROP FUNCTION cm_cost(text, boolean);
+-- rows sent to the client (output.c): gpuext.client_row_us (what
+-- gpuext_calibrate() measures; 0, the default, charges nothing) is
+-- charged to every serial plan of a single-table SELECT for each row it
+-- returns; a Gather's leader sends the rows while its workers scan, so
+-- its partial plan is charged the slower of the two instead of their sum.
+-- A GPU scan that returns a fifth of the table then loses to the stock
+-- parallel plan.
 DROP INDEX cm_big_a;
+SET max_parallel_workers_per_gather = 2;
+SET min_parallel_table_scan_size = 0;
+EXPLAIN (COSTS OFF) SELECT id, b FROM cm_big WHERE a < 200;
+SET gpuext.client_row_us = 2;
+EXPLAIN (COSTS OFF) SELECT id, b FROM cm_big WHERE a < 200;
+-- the serial charge is rows * client_row_us / cost_unit_us; nothing for
+-- rows that go to an aggregate; and gpuext.enabled = off charges nothing
+SET gpuext.enable_gpuscan = off;
+SET max_parallel_workers_per_gather = 0;
+CREATE TEMP TABLE cm_ocosts AS
+  SELECT cm_cost('SELECT id, b FROM cm_big WHERE a < 200') AS charged,
+         cm_cost('SELECT count(*) FROM cm_big WHERE a < 200') AS agg_charged;
+SET gpuext.client_row_us = 0;
+ALTER TABLE cm_ocosts ADD plain float8, ADD agg_plain float8, ADD stock float8;
+UPDATE cm_ocosts SET plain = cm_cost('SELECT id, b FROM cm_big WHERE a < 200'),
+                     agg_plain = cm_cost('SELECT count(*) FROM cm_big WHERE a < 200');
+SET gpuext.client_row_us = 2;
+SET gpuext.enabled = off;
+UPDATE cm_ocosts SET stock = cm_cost('SELECT id, b FROM cm_big WHERE a < 200');
+RESET gpuext.enabled;
+SELECT abs((charged - plain) - rows * 2 / current_setting('gpuext.cost_unit_us')::float8) < 0.01 AS rows_charged,
+       abs(agg_charged - agg_plain) < 1e-6 AS aggregate_unchanged,
+       abs(stock - plain) < 1e-6 AS off_unchanged
+  FROM cm_ocosts, (SELECT (cm_explain('SELECT id, b FROM cm_big WHERE a < 200')->>'Plan Rows')::float8 AS rows) r;
+RESET gpuext.client_row_us;
+RESET gpuext.enable_gpuscan;
+RESET min_parallel_table_scan_size;
+SET max_parallel_workers_per_gather = 0;
+DROP FUNCTION cm_cost(text, boolean);
+DROP FUNCTION cm_explain(text);
 -- the plans still give PostgreSQL's answers (here on the CPU engine)
 SELECT count(*) FROM cm_big WHERE a < 3;
 SELECT a % 10 AS k, count(*), sum(b) FROM cm_big GROUP BY 1 ORDER BY 1;
@@ -126,7 +167,7 @@ SELECT parameter FROM gpuext_calibration_values
  WHERE parameter IN ('cost_unit_us', 'host_page_us', 'index_cost_scale', 'storage_seq_read_us',
                      'storage_random_read_us', 'storage_seq_write_us',
                      'storage_random_write_us', 'cpu_engine_row_ns', 'host_group_us',
-                     'host_tuple_us', 'parallel_page_share')
+                     'host_tuple_us', 'parallel_page_share', 'client_row_us')
  ORDER BY 1;
 -- pages in memory cost less than PostgreSQL's defaults say, never more
 SELECT value BETWEEN 0.01 AND 1 AS index_scale_plausible

@@ -2,7 +2,8 @@
 -- (gpuext.recost_spills): a hashed aggregation that spills and a sort that
 -- goes to disk pay (write / read - 1) times PostgreSQL's price for the
 -- pages they write; nothing else changes.  The storage parameters are set
--- here, so the test does not depend on what a calibration stored.  The
+-- here, so the test does not depend on what a calibration stored (nor on
+-- the calibrated charge for rows sent to the client, output.c).  The
 -- GPU paths stay out: with a GPU, GpuAgg (which never spills) rightly
 -- wins once writes are dear, and this test is about PostgreSQL's plans.
 SET max_parallel_workers_per_gather = 0;
@@ -13,6 +14,7 @@ SET gpuext.storage_seq_read_us = 20;
 SET gpuext.storage_random_read_us = 100;
 SET gpuext.storage_seq_write_us = 20;
 SET gpuext.storage_random_write_us = 100;
+SET gpuext.client_row_us = 0;
 CREATE TABLE cs_t (a int, b int, t text);
 INSERT INTO cs_t SELECT g, g % 1000, md5(g::text) FROM generate_series(1, 200000) g;
 ANALYZE cs_t;

@@ -424,13 +424,16 @@ all_parallel_safe(List *paths)
 }
 
 /*
- * The join's inner paths for a parallel plan: each that is not parallel
- * safe (a Gather, say: at SSB scale 10 the cheapest plan of a filtered
- * ssb_part is parallel) replaced by its relation's cheapest parallel-safe
- * path, where there is one; *extra_cost gets what that adds.
+ * The join's inner paths for a parallel plan (parallel): each that is not
+ * parallel safe (a Gather, say: at SSB scale 10 the cheapest plan of a
+ * filtered ssb_part is parallel; or a serial GpuScan) replaced by its
+ * relation's cheapest parallel-safe path, where there is one; for a serial
+ * plan, each replaced by its relation's cheapest path, where that is
+ * cheaper (the GpuJoin path found may be a partial one, whose inner paths
+ * had to be parallel safe).  *extra_cost gets what that adds (or saves).
  */
 static List *
-parallel_inner_paths(List *paths, Cost *extra_cost)
+replace_inner_paths(List *paths, bool parallel, Cost *extra_cost)
 {
 	List	   *result = NIL;
 	ListCell   *lc;
@@ -439,8 +442,16 @@ parallel_inner_paths(List *paths, Cost *extra_cost)
 	foreach(lc, paths)
 	{
 		Path	   *p = lfirst(lc);
-		Path	   *alt = p->parallel_safe ? p :
-			get_cheapest_parallel_safe_total_inner(p->parent->pathlist);
+		Path	   *alt;
+
+		if (parallel)
+			alt = p->parallel_safe ? p :
+				get_cheapest_parallel_safe_total_inner(p->parent->pathlist);
+		else
+			alt = p->parent->cheapest_total_path != NULL &&
+				p->parent->cheapest_total_path->param_info == NULL &&
+				p->parent->cheapest_total_path->total_cost < p->total_cost ?
+				p->parent->cheapest_total_path : p;
 
 		if (alt == NULL)
 			alt = p;			/* all_parallel_safe then says no */
@@ -565,6 +576,7 @@ gpuagg_add_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo *input_r
 	List	   *join_inner_paths = NIL;
 	List	   *par_inner_paths = NIL;	/* for the parallel form */
 	Cost		join_cost = 0;
+	Cost		serial_extra_cost = 0;
 	Cost		par_extra_cost = 0;
 
 	if (prev_create_upper_paths_hook)
@@ -727,11 +739,13 @@ gpuagg_add_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo *input_r
 	if (join_path != NULL)
 	{
 		/* the join's inner plans follow the fallback; the path is kept for planning */
-		cpath->custom_paths = list_concat(cpath->custom_paths, list_copy(join_inner_paths));
+		cpath->custom_paths = list_concat(cpath->custom_paths,
+										  replace_inner_paths(join_inner_paths, false,
+															  &serial_extra_cost));
 		cpath->custom_private = lappend(cpath->custom_private, join_path);
 		cpath->custom_private = lappend(cpath->custom_private, inner_key_idx);
-		cpath->path.startup_cost += join_cost;
-		cpath->path.total_cost += join_cost;
+		cpath->path.startup_cost += join_cost + serial_extra_cost;
+		cpath->path.total_cost += join_cost + serial_extra_cost;
 		if (gpuext_force_offload)
 			gx_cost_forced(&cpath->path);
 	}
@@ -745,7 +759,7 @@ gpuagg_add_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo *input_r
 	 * participant.)
 	 */
 	if (join_path != NULL)
-		par_inner_paths = parallel_inner_paths(join_inner_paths, &par_extra_cost);
+		par_inner_paths = replace_inner_paths(join_inner_paths, true, &par_extra_cost);
 	if ((gpu || gpuext_force_offload) && scan_rel->consider_parallel &&
 		output_rel->consider_parallel && parallel_fallback != NULL &&
 		max_parallel_workers_per_gather > 0 && all_parallel_safe(par_inner_paths))

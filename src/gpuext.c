@@ -194,6 +194,7 @@ _PG_init(void)
 	gx_register_service();
 	gx_client_init();
 	gx_index_cost_init();		/* before GpuScan: it adds its paths to re-costed ones */
+	gx_output_cost_init();		/* after the index re-cost, before GpuScan */
 	gx_gpuscan_init();
 	gx_spill_cost_init();		/* before GpuAgg: it compares with re-costed paths */
 	gx_gpuagg_init();

@@ -2195,24 +2195,10 @@ gx_gpujoin_inner_key_class(Path *joinpath, Expr *key)
 	return 0;
 }
 
-/* Can every inner plan of this GpuJoin path run inside a parallel worker? */
-static bool
-inner_paths_parallel_safe(GpuJoinPath *gp)
-{
-	ListCell   *lc;
-
-	foreach(lc, gp->cpath.custom_paths)
-		if (!((Path *) lfirst(lc))->parallel_safe)
-			return false;
-	return true;
-}
-
 /*
  * A GpuJoin path of 'joinrel' that an aggregation can absorb:
  * unparameterized, every qual of the scanned relation on the device and
- * no host filter over the joined row.  Returns it (the cheapest such,
- * preferring those whose inner plans are parallel safe), with
- * the scanned relation, its device quals (RestrictInfos), the inner paths,
+ * no host filter over the joined row.  Returns it (the cheapest such), with the scanned relation, its device quals (RestrictInfos), the inner paths,
  * and the cost of the join beyond the outer scan, on the GPU if 'gpu' (the
  * fused kernels), else on the CPU engine; NULL when none.
  */
@@ -2246,11 +2232,12 @@ gx_gpujoin_fusable(RelOptInfo *joinrel, bool gpu, Index *fact_relid, List **devi
 				nquals++;
 		if (nquals != list_length(gp->device_quals))
 			continue;
-		/* the cheapest, among those whose inner plans may run in a worker if any */
-		if (best == NULL ||
-			(inner_paths_parallel_safe(gp) && !inner_paths_parallel_safe(best)) ||
-			(inner_paths_parallel_safe(gp) == inner_paths_parallel_safe(best) &&
-			 p->total_cost < best->cpath.path.total_cost))
+		/*
+		 * The cheapest: a parallel GpuAgg replaces the inner paths that may
+		 * not run in a worker (a serial GpuScan) by parallel-safe ones, and
+		 * pays for it (gpuagg.c, parallel_inner_paths).
+		 */
+		if (best == NULL || p->total_cost < best->cpath.path.total_cost)
 			best = gp;
 	}
 	if (best == NULL)

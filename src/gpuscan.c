@@ -226,13 +226,26 @@ make_gpuscan_path(PlannerInfo *root, RelOptInfo *rel, List *device_quals,
 	cpath->path.pathtarget = rel->reltarget;
 	cpath->path.param_info = NULL;
 	cpath->path.parallel_aware = workers > 0;
-	cpath->path.parallel_safe = rel->consider_parallel;
+	/*
+	 * A serial GpuScan on the GPU is kept out of parallel plans: under a
+	 * Gather it could only be run in full by every participant (as the
+	 * inner side of a join whose outer side is partial, or of a parallel
+	 * GpuAgg's join), each scanning the whole table again and queueing for
+	 * the one device, where PostgreSQL charges the inner side once, as it
+	 * may for a stock scan whose copies run side by side.  On the H100 such
+	 * a join took 22 ms against 15 ms for the stock plan it was estimated
+	 * to beat (cm_idx_join, session 6).  The partial path is the parallel
+	 * one.  (The CPU engine's copies do run side by side.)
+	 */
+	cpath->path.parallel_safe = rel->consider_parallel && (workers > 0 || !gpu);
 	cpath->path.parallel_workers = workers;
 	cpath->path.rows = workers > 0 ? clamp_row_est(rel->rows / gx_parallel_divisor(workers)) : rel->rows;
 	cpath->path.pathkeys = NIL;
 	gx_cost_scan(&in, &cpath->path.startup_cost, &cpath->path.total_cost);
 	cpath->path.startup_cost += host_cost.startup;
 	cpath->path.total_cost += host_cost.startup;
+	/* rows it sends to the client, as the stock paths were (output.c) */
+	(void) gx_output_recost(root, rel, &cpath->path);
 	/*
 	 * The node projects its own target list (ExecScan), so the planner
 	 * needs no Result node above it for expressions or a narrower row.
