@@ -148,6 +148,9 @@ extern bool gxg_device_walk(GxgDevice *dev, Relation index, const GxRtQuery *dri
 							int nfilterkeys, GxRtPair **pairs, int64 *npairs,
 							uint32 **left, uint32 *nleft);
 extern void gxg_device_release(GxgDevice *dev);
+extern Size gxg_device_shared_size(void);
+extern void gxg_device_share(GxgDevice *dev, Relation index, uint32 batch, void *shared);
+extern void gxg_device_adopt(GxgDevice *dev, const void *shared);
 extern void gxg_device_mark_all_visible(GxgDevice *dev, Relation index, Relation heap,
 										GxRtPair *pairs, int64 n);
 extern void gxg_device_explain(GxgDevice *dev, ExplainState *es);

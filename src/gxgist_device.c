@@ -107,8 +107,17 @@ struct GxgDevice
 	uint64		seen_probes;	/* probes and results of this node's requests */
 	uint64		seen_pairs;
 	bool		cached;			/* task_id is a session copy (gxg_copies) */
+	bool		borrowed;		/* task_id is a parallel leader's copy (never
+								 * freed here) */
 	char		why[GX_ERRLEN]; /* why the GPU is not used, if it was wanted */
 };
+
+/* what a parallel leader tells its workers of its device copy */
+typedef struct GxgDeviceShared
+{
+	uint32		task_id;		/* 0: none, each participant decides alone */
+	GxgTreeCopy tree;
+} GxgDeviceShared;
 
 /* a range of a batch's probes still to send, and the result room to ask */
 typedef struct GxgRange
@@ -224,10 +233,12 @@ gxg_copy_release(uint32 task_id, bool failed)
 static void
 gxg_device_off(GxgDevice *dev, const char *why)
 {
-	/* a session copy that failed is not kept either */
-	if (dev->task_id != 0 && (!dev->cached || gxg_copy_release(dev->task_id, true)))
+	/* a session copy that failed is not kept either; a leader's is its own */
+	if (dev->task_id != 0 && !dev->borrowed &&
+		(!dev->cached || gxg_copy_release(dev->task_id, true)))
 		gx_task_destroy(dev->task_id);
 	dev->cached = false;
+	dev->borrowed = false;
 	dev->task_id = 0;
 	dev->state = GXG_DEV_OFF;
 	if (why)
@@ -826,8 +837,9 @@ gxg_device_release(GxgDevice *dev)
 {
 	if (dev == NULL)
 		return;
-	/* a session copy stays for the next node */
-	if (dev->task_id != 0 && (!dev->cached || gxg_copy_release(dev->task_id, false)))
+	/* a session copy stays for the next node; a leader's is its own */
+	if (dev->task_id != 0 && !dev->borrowed &&
+		(!dev->cached || gxg_copy_release(dev->task_id, false)))
 		gx_task_destroy(dev->task_id);
 	dev->task_id = 0;
 	if (dev->cpu_table != 0)
@@ -836,6 +848,64 @@ gxg_device_release(GxgDevice *dev)
 	dev->mirror = NULL;
 	MemoryContextDelete(dev->cxt);
 	pfree(dev);
+}
+
+/* The size of what gxg_device_share writes */
+Size
+gxg_device_shared_size(void)
+{
+	return sizeof(GxgDeviceShared);
+}
+
+/*
+ * Parallel leader, before its workers start: make the device copy that the
+ * node would make at its first batch, when batches of 'batch' probes would
+ * go to the GPU, and describe it in 'shared' (gxg_device_shared_size
+ * bytes) for the workers, so that a query copies the tree and uploads it
+ * once, not once per participant (each copy of a 10 M-box tree took a
+ * worker about a second, and as many times the device memory).  No copy
+ * (the pages walk, the CPU engine, a failure): task_id 0, and every
+ * participant decides alone as without workers.  The leader frees its copy
+ * at the end of its node, after the workers have finished.
+ */
+void
+gxg_device_share(GxgDevice *dev, Relation index, uint32 batch, void *shared)
+{
+	GxgDeviceShared *sh = (GxgDeviceShared *) shared;
+
+	memset(sh, 0, sizeof(*sh));
+	if (dev == NULL || !gxg_device_wanted(dev, batch))
+		return;
+	if (dev->state == GXG_DEV_UNDECIDED && !gxg_device_prepare(dev, index))
+		return;
+	if (dev->state != GXG_DEV_READY || !dev->engine.use_gpu)
+		return;
+	sh->task_id = dev->task_id;
+	sh->tree = dev->tree;
+}
+
+/*
+ * Parallel worker: search the leader's device copy described in 'shared'
+ * (gxg_device_share).  The copy is the leader's: this node never frees it,
+ * and a failed search sends this worker to the pages walk.  Without a copy,
+ * or without the GPU here, the worker decides alone.
+ */
+void
+gxg_device_adopt(GxgDevice *dev, const void *shared)
+{
+	const GxgDeviceShared *sh = (const GxgDeviceShared *) shared;
+
+	if (dev == NULL || sh->task_id == 0 || dev->state != GXG_DEV_UNDECIDED)
+		return;
+	gx_engine_start(&dev->engine);
+	if (!dev->engine.use_gpu)
+		return;
+	/* a failed search is redone by the pages walk, not by the engine */
+	dev->engine.rerun_on_cpu = false;
+	dev->task_id = sh->task_id;
+	dev->tree = sh->tree;
+	dev->borrowed = true;
+	dev->state = GXG_DEV_READY;
 }
 
 /*

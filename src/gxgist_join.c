@@ -10,7 +10,9 @@
  * evaluates their keys, runs one level-synchronous walk for the whole
  * batch (gxg_walk: each key queued on the nodes it reaches; on the GPU,
  * cuda/rtree.cu, through a copy of the tree in device memory that the
- * node keeps for its life, rescans included), fetches the
+ * node keeps for its life, rescans included; under a Gather the leader
+ * makes the copy before its workers start and every participant searches
+ * it, gxg_device_share), fetches the
  * visible version of each inner row (HOT chains followed, the query's
  * snapshot) and returns outer + inner rows.  The index condition is exact
  * and not rechecked; the other join clauses and the inner table's own
@@ -36,6 +38,7 @@
 
 #include "access/relation.h"
 #include "access/table.h"
+#include "access/parallel.h"
 #include "access/tableam.h"
 #include "catalog/index.h"
 #include "catalog/pg_am.h"
@@ -115,6 +118,11 @@ static TupleTableSlot *gxg_join_exec(CustomScanState *node);
 static void gxg_join_end(CustomScanState *node);
 static void gxg_join_rescan(CustomScanState *node);
 static void gxg_join_explain(CustomScanState *node, List *ancestors, ExplainState *es);
+static Size gxg_join_estimate_dsm(CustomScanState *node, ParallelContext *pcxt);
+static void gxg_join_initialize_dsm(CustomScanState *node, ParallelContext *pcxt,
+									void *coordinate);
+static void gxg_join_initialize_worker(CustomScanState *node, shm_toc *toc,
+									   void *coordinate);
 
 static const CustomPathMethods gxg_join_path_methods = {
 	.CustomName = "GistJoin",
@@ -133,6 +141,9 @@ static const CustomExecMethods gxg_join_exec_methods = {
 	.EndCustomScan = gxg_join_end,
 	.ReScanCustomScan = gxg_join_rescan,
 	.ExplainCustomScan = gxg_join_explain,
+	.EstimateDSMCustomScan = gxg_join_estimate_dsm,
+	.InitializeDSMCustomScan = gxg_join_initialize_dsm,
+	.InitializeWorkerCustomScan = gxg_join_initialize_worker,
 };
 
 /*
@@ -337,6 +348,8 @@ gxg_join_pathlist(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
 	{
 		cpath = gxg_join_path(root, joinrel, innerrel, index, partial_outer, &qcost, private);
 		cpath->path.parallel_safe = true;
+		/* for the DSM callbacks: the workers search the leader's device copy */
+		cpath->path.parallel_aware = true;
 		cpath->path.parallel_workers = partial_outer->parallel_workers;
 		add_partial_path(joinrel, &cpath->path);
 	}
@@ -622,6 +635,36 @@ gxg_join_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 	ExplainPropertyInteger("Batch Size", NULL, gxg_join_batch, es);
 	/* with ANALYZE: where the batches ran (GPU, CPU engine, index pages) */
 	gxg_device_explain(js->dev, es);
+}
+
+/* EstimateDSMCustomScan: room for the description of the leader's device copy */
+static Size
+gxg_join_estimate_dsm(CustomScanState *node, ParallelContext *pcxt)
+{
+	return gxg_device_shared_size();
+}
+
+/*
+ * InitializeDSMCustomScan (the leader, before the workers start): copy the
+ * tree to the device now, if batches will go there, and describe the copy
+ * for the workers.  Across rescans both stay valid (the node keeps its
+ * copy), so there is nothing to reinitialize.
+ */
+static void
+gxg_join_initialize_dsm(CustomScanState *node, ParallelContext *pcxt, void *coordinate)
+{
+	GxgJoinState *js = (GxgJoinState *) node;
+
+	gxg_device_share(js->dev, js->index, (uint32) gxg_join_batch, coordinate);
+}
+
+/* InitializeWorkerCustomScan: search the leader's device copy, if it made one */
+static void
+gxg_join_initialize_worker(CustomScanState *node, shm_toc *toc, void *coordinate)
+{
+	GxgJoinState *js = (GxgJoinState *) node;
+
+	gxg_device_adopt(js->dev, coordinate);
 }
 
 /*

@@ -273,6 +273,43 @@ RESET enable_nestloop;
 RESET enable_hashjoin;
 RESET enable_mergejoin;
 
+-- a parallel GistJoin: the leader copies the tree to the device before
+-- its workers start and every participant searches that copy; the same
+-- rows as the pages walk, in small batches so that every participant
+-- sends several, with the session cache off (the leader frees its copy
+-- after the workers are done) and on
+SET enable_nestloop = off;
+SET enable_hashjoin = off;
+SET enable_mergejoin = off;
+SET max_parallel_workers_per_gather = 2;
+SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0;
+SET min_parallel_table_scan_size = 0;
+SET gpuext.gist_join_batch = 16;
+SET gpuext.gist_gpu_min_batch = 2;
+SET gpuext.gist_walk = pages;
+SELECT count(*) AS p_ref FROM ggq q JOIN ggx t ON t.bx && q.qb \gset
+SET gpuext.gist_walk = auto;
+SELECT bool_or(l ~ 'Gather') AS parallel_plan
+  FROM ggs_explain_lines('SELECT count(*) FROM ggq q JOIN ggx t ON t.bx && q.qb') l;
+SELECT count(*) = :p_ref AS parallel_same FROM ggq q JOIN ggx t ON t.bx && q.qb;
+SELECT device_memory_in_use = 0 AS parallel_copy_freed FROM gpuext_status();
+SET gpuext.gist_device_cache = on;
+SELECT count(*) = :p_ref AS parallel_cached_same FROM ggq q JOIN ggx t ON t.bx && q.qb;
+SELECT count(*) = :p_ref AS parallel_cached_again FROM ggq q JOIN ggx t ON t.bx && q.qb;
+SET gpuext.gist_device_cache = off;
+SELECT count(*) = :p_ref AS parallel_after_cache FROM ggq q JOIN ggx t ON t.bx && q.qb;
+SELECT device_memory_in_use = 0 AS parallel_cache_freed FROM gpuext_status();
+RESET gpuext.gist_gpu_min_batch;
+RESET gpuext.gist_join_batch;
+RESET max_parallel_workers_per_gather;
+RESET parallel_setup_cost;
+RESET parallel_tuple_cost;
+RESET min_parallel_table_scan_size;
+RESET enable_nestloop;
+RESET enable_hashjoin;
+RESET enable_mergejoin;
+
 -- cancellation: a stalled load of the tree ends with statement_timeout
 -- and leaves nothing on the device
 SET enable_nestloop = off;
