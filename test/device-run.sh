@@ -16,7 +16,9 @@
 #       the index benchmarks test/bench/ptree.sh (PTREE_ROWS, default 10M;
 #       PTREE_KEYTYPE int4 or int8, default int4; PTREE_WORKERS, default 8)
 #       and test/bench/gist.sh (GIST_ROWS 2M, GIST_QUERIES 20K, GIST_REPS 1);
-#       INDEX_BENCH=ptree|gist|both (default both) picks them.  The issue's
+#       INDEX_BENCH=ptree|gist|both (default both) picks them; with ptree,
+#       test/bench/ptree_kernel.cu first (the lookup kernel alone, on the
+#       bench's keys and probes: lookups/s at the kernel level).  The issue's
 #       size, alone (about 80 s of setup, then up to PTREE_LIMIT, default
 #       what is left of 560 s):
 #         PTREE_ROWS=100000000 INDEX_BENCH=ptree bash test/device-run.sh index
@@ -101,6 +103,13 @@ case "${1:-}" in
       shm_kb=$(df -Pk /dev/shm 2>/dev/null | awk 'NR == 2 {print $4}')
       [ "${shm_kb:-0}" -lt $((16 * 1024 * 1024)) ] && conf="$conf
 dynamic_shared_memory_type = mmap"
+      # the lookup kernel alone, on the bench's keys and probes
+      rows=${PTREE_ROWS:-10000000}
+      if command -v nvcc >/dev/null || [ -x /usr/local/cuda/bin/nvcc ]; then
+        NVCC=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
+        "$NVCC" -O3 -arch=sm_90 -I cuda -o /tmp/ptree_kernel test/bench/ptree_kernel.cu &&
+          timeout 120 /tmp/ptree_kernel "$rows" $((rows / 10)) 5 2>&1 | tee "$OUT/ptree-kernel.log"
+      fi
       limit=${PTREE_LIMIT:-280}
       [ "$which" = ptree ] && limit=${PTREE_LIMIT:-$((560 - $(elapsed)))}
       echo "ptree bench: ${PTREE_ROWS:-10000000} rows, limit $limit s"
