@@ -203,6 +203,7 @@ extern void ptree_engine_init(PtreeEngine *pe);
 extern void ptree_lookup_probes(PtreeEngine *pe, const struct GxPtreeMirror *m,
 								const PtreeKey *probes, int n, int64 *out, bool hold);
 extern void ptree_device_forget(const struct GxPtreeMirror *m);
+extern void ptree_device_moved(const struct GxPtreeMirror *from, const struct GxPtreeMirror *to);
 extern void ptree_engine_explain(PtreeEngine *pe, struct ExplainState *es);
 
 extern void ptree_lookup_batch(Relation index, PtreeEngine *pe, const PtreeKey *probes,

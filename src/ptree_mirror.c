@@ -12,12 +12,14 @@
  * The lookups themselves run on the GPU (a device copy of the mirror) or
  * on the CPU engine: src/ptree_device.c.
  *
- * Where the server's dynamic shared memory has room (ptree_mirror_dsm_ok),
- * a mirror is built in a DSM segment of its own, mapped for the backend's
- * life, so that the workers of a parallel PtreeBatchJoin can map the
- * leader's mirror (ptree_mirror_share, ptree_mirror_adopt) instead of each
- * building one: the mirror is position-independent.  The segment starts
- * with the mirror's identity (PtreeMirrorKey), which a worker checks.
+ * The workers of a parallel PtreeBatchJoin map the leader's mirror instead
+ * of each building one (the mirror is position-independent): the first
+ * time a mirror is shared (ptree_mirror_share), it moves to a DSM segment
+ * of its own, mapped for the backend's life, where the server's dynamic
+ * shared memory has room for it (ptree_mirror_dsm_ok), and the workers
+ * map that (ptree_mirror_adopt).  Only mirrors that are shared take DSM
+ * segments (a system-wide resource).  The segment starts with the
+ * mirror's identity (PtreeMirrorKey), which a worker checks.
  *
  * IDENTIFICATION
  *		src/ptree_mirror.c
@@ -77,53 +79,31 @@ ptree_mirror_key(Relation index, const PtreeMetaData *meta, PtreeMirrorKey *key)
 
 /*
  * Should a mirror of 'bytes' be built in a DSM segment?  Only in a backend
- * under the postmaster, with POSIX or mmap segments (System V segments
- * have a system-wide size limit), and for POSIX only with room for it
- * twice over in /dev/shm, where Linux keeps those segments: a full
- * /dev/shm (a container's default is small) would fail the build, when
- * local memory does as well.
+ * under the postmaster, with POSIX segments (on Linux, files in /dev/shm)
+ * or mmap ones (files in the data directory's pg_dynshmem), and with room
+ * for it twice over where their files go: a full /dev/shm (a container's
+ * default is small) would fail the build, when local memory does as well.
+ * Not System V segments, which have a system-wide size limit.
  */
 static bool
 ptree_mirror_dsm_ok(Size bytes)
 {
+	const char *dir = NULL;
+	struct statvfs st;
+
 	if (!IsUnderPostmaster)
 		return false;
 	if (dynamic_shared_memory_type == DSM_IMPL_MMAP)
-		return true;
+		dir = PG_DYNSHMEM_DIR;	/* the backend runs in the data directory */
 #ifdef __linux__
-	if (dynamic_shared_memory_type == DSM_IMPL_POSIX)
-	{
-		struct statvfs st;
-
-		return statvfs("/dev/shm", &st) == 0 &&
-			(double) st.f_bavail * st.f_frsize >= 2.0 * (double) bytes;
-	}
+	else if (dynamic_shared_memory_type == DSM_IMPL_POSIX)
+		dir = "/dev/shm";
 #endif
-	return false;
+	return dir != NULL && statvfs(dir, &st) == 0 &&
+		(double) st.f_bavail * st.f_frsize >= 2.0 * (double) bytes;
 }
 
-/*
- * Memory for a mirror of 'total' bytes: a DSM segment of its own, mapped
- * until ptree_mirror_free (*seg set), or mirror_ctx (*seg NULL)
- */
-static GxPtreeMirror *
-ptree_mirror_alloc(Size total, dsm_segment **seg)
-{
-	*seg = NULL;
-	if (ptree_mirror_dsm_ok(PTREE_MIRROR_DSM_OFFSET + total))
-	{
-		*seg = dsm_create(PTREE_MIRROR_DSM_OFFSET + total, DSM_CREATE_NULL_IF_MAXSEGMENTS);
-		if (*seg != NULL)
-		{
-			dsm_pin_mapping(*seg);
-			memset(dsm_segment_address(*seg), 0, sizeof(PtreeMirrorKey));
-			return (GxPtreeMirror *) ((char *) dsm_segment_address(*seg) + PTREE_MIRROR_DSM_OFFSET);
-		}
-	}
-	return MemoryContextAllocHuge(mirror_ctx, total);
-}
-
-/* Free what ptree_mirror_alloc (or ptree_mirror_adopt) gave */
+/* Free a mirror: its DSM segment (shared or adopted), or local memory */
 static void
 ptree_mirror_free(GxPtreeMirror *m, dsm_segment *seg)
 {
@@ -249,8 +229,7 @@ ptree_mirror_add(PtreeMirrorBuild *b, PtreeTuple t)
  * when it is corruption.
  */
 static GxPtreeMirror *
-ptree_mirror_build(Relation index, PtreeMetaData *meta, bool hold, bool *too_large,
-				   dsm_segment **seg)
+ptree_mirror_build(Relation index, PtreeMetaData *meta, bool hold, bool *too_large)
 {
 	PtreeMirrorBuild b;
 	BlockNumber blkno = meta->first_leaf;
@@ -433,7 +412,7 @@ ptree_mirror_build(Relation index, PtreeMetaData *meta, bool hold, bool *too_lar
 			*too_large = true;
 			return NULL;
 		}
-		m = ptree_mirror_alloc(total, seg);
+		m = MemoryContextAllocHuge(mirror_ctx, total);
 		memset(m, 0, sizeof(GxPtreeMirror));
 		m->magic = GX_PTREE_MAGIC;
 		m->nkeys = (uint32) b.nkeys;
@@ -482,8 +461,7 @@ ptree_mirror_build(Relation index, PtreeMetaData *meta, bool hold, bool *too_lar
 	/* the check the GPU service makes when it loads a device copy */
 	if (!gx_ptree_mirror_ok(m, gx_ptree_lookup_bytes(m)))
 	{
-		ptree_mirror_free(m, *seg);
-		*seg = NULL;
+		pfree(m);
 		elog(ERROR, "gpuext_ptree: the mirror of index \"%s\" is malformed",
 			 RelationGetRelationName(index));
 	}
@@ -528,7 +506,6 @@ ptree_mirror_get(Relation index, PtreeMetaData *meta, bool hold, bool *too_large
 	PtreeMirrorEntry *e;
 	PtreeMirrorKey key;
 	GxPtreeMirror *m;
-	dsm_segment *seg = NULL;
 	int			i;
 
 	*too_large = false;
@@ -556,27 +533,27 @@ ptree_mirror_get(Relation index, PtreeMetaData *meta, bool hold, bool *too_large
 			}
 		}
 	}
-	m = ptree_mirror_build(index, meta, hold, too_large, &seg);
+	m = ptree_mirror_build(index, meta, hold, too_large);
 	if (m == NULL && !*too_large)
 		return NULL;
 	e = &mirror_cache[mirror_next];
 	mirror_next = (mirror_next + 1) % PTREE_MIRROR_CACHE;
 	ptree_mirror_drop(e);
 	e->mirror = m;
-	e->seg = seg;
+	e->seg = NULL;
 	e->refused_mb = m ? 0 : ptree_mirror_max_mb;
 	e->key = key;
-	if (seg != NULL)
-		memcpy(dsm_segment_address(seg), &key, sizeof(key));
 	return e->mirror;
 }
 
 /*
  * For the leader of a parallel PtreeBatchJoin: the mirror of the index's
  * live generation (built now if this backend has none) and the DSM
- * segment that holds it, for the workers to map.  False when there is
- * none to share: main is empty, the mirror is over the cap or in local
- * memory; then each worker looks its batches up on its own.
+ * segment that holds it, for the workers to map; the mirror moves there
+ * from local memory the first time (its device copy, the same bytes,
+ * stays).  False when there is none to share: main is empty, the mirror
+ * is over the cap, or no DSM segment can hold it; then each worker looks
+ * its batches up on its own.
  */
 bool
 ptree_mirror_share(Relation index, PtreeMirrorKey *key, dsm_handle *handle)
@@ -595,12 +572,33 @@ ptree_mirror_share(Relation index, PtreeMirrorKey *key, dsm_handle *handle)
 	if (m == NULL)
 		return false;
 	for (int i = 0; i < PTREE_MIRROR_CACHE; i++)
-		if (mirror_cache[i].mirror == m && mirror_cache[i].seg != NULL)
+	{
+		PtreeMirrorEntry *e = &mirror_cache[i];
+
+		if (e->mirror != m)
+			continue;
+		if (e->seg == NULL)
 		{
-			*key = mirror_cache[i].key;
-			*handle = dsm_segment_handle(mirror_cache[i].seg);
-			return true;
+			Size		bytes = PTREE_MIRROR_DSM_OFFSET + m->total_size;
+			dsm_segment *seg;
+			GxPtreeMirror *moved;
+
+			if (!ptree_mirror_dsm_ok(bytes) ||
+				(seg = dsm_create(bytes, DSM_CREATE_NULL_IF_MAXSEGMENTS)) == NULL)
+				return false;
+			dsm_pin_mapping(seg);
+			memcpy(dsm_segment_address(seg), &e->key, sizeof(e->key));
+			moved = (GxPtreeMirror *) ((char *) dsm_segment_address(seg) + PTREE_MIRROR_DSM_OFFSET);
+			memcpy(moved, m, m->total_size);
+			ptree_device_moved(m, moved);
+			pfree(m);
+			e->mirror = moved;
+			e->seg = seg;
 		}
+		*key = e->key;
+		*handle = dsm_segment_handle(e->seg);
+		return true;
+	}
 	return false;
 }
 

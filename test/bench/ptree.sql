@@ -13,7 +13,7 @@
 -- size are left out: the text keys, the serial hash join, the ptree
 -- index nested loop without batches (the btree one is the reference and
 -- stays), and the insert case adds 10,000 rows instead of 2 percent (each
--- delta merge rewrites the whole index).
+-- delta merge rewrites the whole index); -v large=on|off decides instead.
 \set ON_ERROR_STOP on
 \if :{?rows}
 \else
@@ -27,7 +27,11 @@
 \else
 \set workers 8
 \endif
-SELECT :rows > 20000000 AS large, :rows / 10 AS probes \gset
+\if :{?large}
+\else
+SELECT :rows > 20000000 AS large \gset
+\endif
+SELECT :rows / 10 AS probes \gset
 \echo == :rows rows of :keytype keys, :probes probes, :workers workers for the parallel cases, large = :large
 SET gpuext.enabled = off;		-- the index access methods alone
 SET max_parallel_workers_per_gather = 0;
