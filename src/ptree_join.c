@@ -95,6 +95,7 @@ typedef struct PtreeJoinState
 	Oid			keytype;
 	Oid			argtype;
 	ExprState  *keyexpr;
+	AttrNumber	key_outer_att;	/* the key is this outer column (no expression), or 0 */
 	BatchJoinColumns cols;		/* where each scan tuple column comes from */
 	TupleTableSlot *heapslot;
 	TupleTableSlot *outerslot;	/* a batch's outer row, deformed */
@@ -478,6 +479,18 @@ ptree_join_begin(CustomScanState *node, EState *estate, int eflags)
 	pj->argtype = (Oid) intVal(lsecond(cscan->custom_private));
 	pj->keyexpr = ExecInitExpr(linitial(cscan->custom_exprs), &node->ss.ps);
 	batchjoin_columns_init(&pj->cols, sources, attnos);
+	/* a key that is an outer column is read from the outer row itself */
+	pj->key_outer_att = 0;
+	{
+		Expr	   *kexpr = linitial(cscan->custom_exprs);
+
+		while (IsA(kexpr, RelabelType))
+			kexpr = ((RelabelType *) kexpr)->arg;
+		if (IsA(kexpr, Var) && ((Var *) kexpr)->varno == INDEX_VAR &&
+			((Var *) kexpr)->varattno > 0 && ((Var *) kexpr)->varattno <= pj->cols.natts &&
+			!pj->cols.from_inner[((Var *) kexpr)->varattno - 1])
+			pj->key_outer_att = pj->cols.attno[((Var *) kexpr)->varattno - 1];
+	}
 	pj->heapslot = table_slot_create(pj->heap, NULL);
 	pj->outerslot = MakeSingleTupleTableSlot(ExecGetResultType(outerPlanState(node)),
 											 &TTSOpsMinimalTuple);
@@ -516,6 +529,7 @@ ptree_join_next_batch(PtreeJoinState *pj)
 	MemoryContext old;
 	PtreeKey   *probes;
 	bool	   *valid;
+	char	   *fix;			/* the normalized fixed-width keys */
 	int			n = 0;
 
 	if (pj->outer_done)
@@ -526,6 +540,7 @@ ptree_join_next_batch(PtreeJoinState *pj)
 	pj->outer = palloc(sizeof(MinimalTuple) * ptree_join_batch);
 	probes = palloc(sizeof(PtreeKey) * ptree_join_batch);
 	valid = palloc(sizeof(bool) * ptree_join_batch);
+	fix = palloc((Size) 8 * ptree_join_batch);
 	MemoryContextSwitchTo(old);
 
 	while (n < ptree_join_batch)
@@ -541,31 +556,41 @@ ptree_join_next_batch(PtreeJoinState *pj)
 		}
 		old = MemoryContextSwitchTo(pj->batch_ctx);
 		pj->outer[n] = ExecCopySlotMinimalTuple(slot);
-		MemoryContextSwitchTo(old);
 		ExecStoreMinimalTuple(pj->outer[n], pj->outerslot, false);
-		ptree_join_fill(pj, false);
-		econtext->ecxt_scantuple = pj->css.ss.ss_ScanTupleSlot;
-		ResetExprContext(econtext);
-		key = ExecEvalExprSwitchContext(pj->keyexpr, econtext, &isnull);
-		valid[n] = !isnull;
-		if (!isnull)
+		if (pj->key_outer_att > 0)
 		{
-			char	   *fix;
-			PtreeKey	k;
-
-			old = MemoryContextSwitchTo(pj->batch_ctx);
-			fix = palloc(8);
-			ptree_make_key(pj->keytype, ptree_widen(pj->keytype, pj->argtype, key), false, &k, fix);
-			probes[n] = k;
-			if (k.data != fix)
-			{
-				/* text: keep a copy, the datum lives in the per-row context */
-				char	   *copy = palloc(Max(k.len, 1));
-
-				memcpy(copy, k.data, k.len);
-				probes[n].data = copy;
-			}
+			/* the datum is in the batch's copy of the row (detoasted here) */
+			key = slot_getattr(pj->outerslot, pj->key_outer_att, &isnull);
+			valid[n] = !isnull;
+			if (!isnull)
+				ptree_make_key(pj->keytype, ptree_widen(pj->keytype, pj->argtype, key), false,
+							   &probes[n], fix + (Size) 8 * n);
 			MemoryContextSwitchTo(old);
+		}
+		else
+		{
+			MemoryContextSwitchTo(old);
+			ptree_join_fill(pj, false);
+			econtext->ecxt_scantuple = pj->css.ss.ss_ScanTupleSlot;
+			ResetExprContext(econtext);
+			key = ExecEvalExprSwitchContext(pj->keyexpr, econtext, &isnull);
+			valid[n] = !isnull;
+			if (!isnull)
+			{
+				PtreeKey	k;
+
+				ptree_make_key(pj->keytype, ptree_widen(pj->keytype, pj->argtype, key), false, &k,
+							   fix + (Size) 8 * n);
+				probes[n] = k;
+				if (k.data != fix + (Size) 8 * n)
+				{
+					/* text: keep a copy, the datum lives in the per-row context */
+					char	   *copy = MemoryContextAlloc(pj->batch_ctx, Max(k.len, 1));
+
+					memcpy(copy, k.data, k.len);
+					probes[n].data = copy;
+				}
+			}
 		}
 		n++;
 	}
