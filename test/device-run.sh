@@ -14,7 +14,8 @@
 #       samples the replay of the tools other than memcheck.
 #   bash test/device-run.sh index
 #       the index benchmarks test/bench/ptree.sh (PTREE_ROWS, default 10M;
-#       PTREE_KEYTYPE int4 or int8, default int4; PTREE_WORKERS, default 8)
+#       PTREE_KEYTYPE int4 or int8, default int4; PTREE_WORKERS, default 8;
+#       PTREE_SHARED_BUFFERS, default 32GB)
 #       and test/bench/gist.sh (GIST_ROWS 2M, GIST_QUERIES 20K, GIST_REPS 1);
 #       INDEX_BENCH=ptree|gist|both (default both) picks them; with ptree,
 #       test/bench/ptree_kernel.cu first (the lookup kernel alone, on the
@@ -99,7 +100,7 @@ case "${1:-}" in
     if [ "$which" = ptree ] || [ "$which" = both ]; then
       # parallel plans share memory through DSM segments (/dev/shm): where
       # it is small (a container's), files in the data folder instead
-      conf="shared_buffers = 32GB"
+      conf="shared_buffers = ${PTREE_SHARED_BUFFERS:-32GB}"
       shm_kb=$(df -Pk /dev/shm 2>/dev/null | awk 'NR == 2 {print $4}')
       [ "${shm_kb:-0}" -lt $((16 * 1024 * 1024)) ] && conf="$conf
 dynamic_shared_memory_type = mmap"
@@ -117,7 +118,7 @@ dynamic_shared_memory_type = mmap"
         -v keytype="${PTREE_KEYTYPE:-int4}" -v workers="${PTREE_WORKERS:-8}" >"$OUT/ptree-bench.log" 2>&1
       echo "ptree bench rc=$? after $(elapsed) s"
       grep -vE "^(DROP|CREATE|INSERT|SET|RESET|VACUUM|ALTER|SELECT [0-9]+|Time: 0\.[0-9]+ ms)" \
-        "$OUT/ptree-bench.log" | grep -v '^$' | tail -150
+        "$OUT/ptree-bench.log" | grep -vE '^$|^-+(\+-+)*$|^\([0-9]+ rows?\)$' | tail -200
     fi
     if [ "$which" = gist ] || [ "$which" = both ]; then
       timeout "${GIST_LIMIT:-280}" bash test/bench/gist.sh "${GIST_ROWS:-2000000}" \
