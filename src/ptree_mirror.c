@@ -78,12 +78,13 @@ ptree_mirror_key(Relation index, const PtreeMetaData *meta, PtreeMirrorKey *key)
 }
 
 /*
- * Should a mirror of 'bytes' be built in a DSM segment?  Only in a backend
+ * Can a mirror take a DSM segment of 'bytes'?  Only in a backend
  * under the postmaster, with POSIX segments (on Linux, files in /dev/shm)
  * or mmap ones (files in the data directory's pg_dynshmem), and with room
  * for it twice over where their files go: a full /dev/shm (a container's
- * default is small) would fail the build, when local memory does as well.
- * Not System V segments, which have a system-wide size limit.
+ * default is small) would fail the query, when the workers can as well
+ * build their own mirrors.  Not System V segments, which have a
+ * system-wide size limit.
  */
 static bool
 ptree_mirror_dsm_ok(Size bytes)
@@ -615,9 +616,6 @@ ptree_mirror_adopt(const PtreeMirrorKey *key, dsm_handle handle)
 	GxPtreeMirror *m;
 	PtreeMirrorEntry *e;
 
-	if (mirror_ctx == NULL)
-		mirror_ctx = AllocSetContextCreate(TopMemoryContext, "gpuext_ptree mirrors",
-										   ALLOCSET_DEFAULT_SIZES);
 	for (int i = 0; i < PTREE_MIRROR_CACHE; i++)
 		if (mirror_cache[i].mirror && memcmp(&mirror_cache[i].key, key, sizeof(*key)) == 0)
 			return true;
