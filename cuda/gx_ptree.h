@@ -358,4 +358,96 @@ gx_ptree_probe(const GxPtreeMirror *m, const uint32_t *area, uint64_t len, uint3
 	return 1;
 }
 
+#ifndef __CUDA_ARCH__
+
+/* probes of a group of the CPU engine (gx_ptree_probe_group) */
+#define GX_PTREE_GROUP	32
+
+/*
+ * The CPU engine's lookup of probes [first, first + count) of a batch
+ * (count at most GX_PTREE_GROUP): the same results as gx_ptree_probe on
+ * each, which computes them, but first the KISS levels and the key of
+ * every probe of the group are prefetched level by level, so that a core
+ * waits for each level's memory reads of the whole group at once rather
+ * than for one probe's after another's (a mirror of a large index does
+ * not fit any cache).  Returns 0 on a malformed probe, as gx_ptree_probe.
+ */
+static inline int
+gx_ptree_probe_group(const GxPtreeMirror *m, const uint32_t *area, uint64_t len, uint32_t n,
+					 uint32_t first, uint32_t count, int64_t *out)
+{
+	const unsigned char *bytes = (const unsigned char *) (area + n + 1);
+	uint64_t	room = len - gx_ptree_probes_size(n, 0);
+	const uint32_t *root = GX_PTREE_PART(m, off_root, const uint32_t);
+	const uint32_t *nodes = GX_PTREE_PART(m, off_nodes, const uint32_t);
+	const GxPtreeLeaf *leaves = GX_PTREE_PART(m, off_leaves, const GxPtreeLeaf);
+	uint32_t	prefix[GX_PTREE_GROUP];
+	uint32_t	at[GX_PTREE_GROUP];	/* 0: no further level to read */
+	uint32_t	j;
+
+	if (count > GX_PTREE_GROUP)
+		return 0;
+	/* level 1: the root entries (the key bytes are read in order) */
+	for (j = 0; j < count; j++)
+	{
+		uint32_t	a = area[first + j];
+		uint32_t	b = area[first + j + 1];
+
+		at[j] = 0;
+		if (a > b || b > room)
+			continue;
+		prefix[j] = gx_ptree_prefix32(bytes + a, b - a, m->skip);
+		at[j] = 1;
+		__builtin_prefetch(&root[prefix[j] >> 16]);
+	}
+	/* level 2: the node entries */
+	for (j = 0; j < count; j++)
+	{
+		uint32_t	node;
+
+		if (at[j] == 0 || (node = root[prefix[j] >> 16]) == 0)
+		{
+			at[j] = 0;
+			continue;
+		}
+		at[j] = (node - 1) * GX_PTREE_NODE_SIZE + ((prefix[j] >> 6) & (GX_PTREE_NODE_SIZE - 1)) + 1;
+		__builtin_prefetch(&nodes[at[j] - 1]);
+	}
+	/* level 3: the leaves */
+	for (j = 0; j < count; j++)
+	{
+		if (at[j] == 0 || (at[j] = nodes[at[j] - 1]) == 0)
+			continue;
+		__builtin_prefetch(&leaves[at[j] - 1]);
+	}
+	/* the first key of the slot (of fixed-length keys: where it is known) */
+	if (m->flags & GX_PTREE_FIXED)
+		for (j = 0; j < count; j++)
+		{
+			const GxPtreeLeaf *l;
+			uint32_t	bit;
+			int64_t		slot;
+			uint32_t	klen;
+
+			if (at[j] == 0)
+				continue;
+			l = &leaves[at[j] - 1];
+			bit = prefix[j] & 63;
+			if (((l->bitmap >> bit) & 1) == 0)
+				continue;
+			slot = (int64_t) l->first + gx_popc64(l->bitmap & ((((uint64_t) 1) << bit) - 1));
+			if (m->flags & GX_PTREE_ONE_PER_SLOT)
+				__builtin_prefetch(gx_ptree_key(m, (uint64_t) slot, &klen));
+			else
+				__builtin_prefetch(&GX_PTREE_PART(m, off_slots, const uint32_t)[slot]);
+		}
+	/* the lookups, their reads now in cache */
+	for (j = 0; j < count; j++)
+		if (!gx_ptree_probe(m, area, len, n, first + j, out))
+			return 0;
+	return 1;
+}
+
+#endif							/* !__CUDA_ARCH__ */
+
 #endif							/* GX_PTREE_H */

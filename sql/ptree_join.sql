@@ -147,5 +147,31 @@ EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) SELECT o.x, i.w FROM pjo o
 RESET gpuext.regression_test_mode;
 SET gpuext.ptree_gpu_batch_min = -1;
 
+-- parallel: the workers of a Gather share the outer rows, each probing its
+-- own batches in the leader's mirror (mapped), or, without a mirror (over
+-- the cap), walking the pages; every outer row probed once
+SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0;
+SET min_parallel_table_scan_size = 0;
+SET max_parallel_workers_per_gather = 2;
+EXPLAIN (COSTS OFF) SELECT o.x, i.w FROM pjo o JOIN pji i ON i.k = o.a;
+CREATE FUNCTION pj_probes(q text) RETURNS bigint LANGUAGE plpgsql AS $$
+DECLARE
+  plan json;
+BEGIN
+  EXECUTE 'EXPLAIN (ANALYZE, FORMAT JSON) ' || q INTO plan;
+  RETURN (SELECT (x->>'Probes')::bigint FROM jsonb_path_query(plan::jsonb, 'strict $.**') x
+          WHERE jsonb_typeof(x) = 'object' AND x->>'Custom Plan Provider' = 'PtreeBatchJoin');
+END $$;
+SELECT pj_probes('SELECT o.x, i.w FROM pjo o JOIN pji i ON i.k = o.a') AS probes;
+SELECT * FROM pj_battery() WHERE batch_1024 !~ 'same' OR batch_7 !~ 'same' OR no_mirror !~ 'same';
+SELECT count(*) AS parallel_battery_ok FROM pj_battery()
+  WHERE batch_1024 ~ 'same' AND batch_7 ~ 'same' AND no_mirror ~ 'same';
+SELECT pj_same('SELECT o.x, i.w FROM pjo o JOIN pji i ON i.t = o.s');
+RESET parallel_setup_cost;
+RESET parallel_tuple_cost;
+RESET min_parallel_table_scan_size;
+RESET max_parallel_workers_per_gather;
+
 DROP TABLE pji, pjo;
-DROP FUNCTION pj_battery(), pj_same(text);
+DROP FUNCTION pj_battery(), pj_same(text), pj_probes(text);

@@ -339,9 +339,11 @@ cpu_rtree_search(GxBatch *batch)
 
 /*
  * GX_REQ_PTREE_LOOKUP: look every probe of the batch up in a gpuext_ptree
- * mirror, the kernel's per-probe step.  The CPU engine reads the backend's
- * own mirror, registered under arg2 (task_id names the device copy, which
- * only the GPU reads), so a batch the GPU failed on runs here as it is.
+ * mirror, the kernel's per-probe step, in groups whose memory reads are
+ * prefetched together (gx_ptree_probe_group).  The CPU engine reads the
+ * backend's own mirror, registered under arg2 (task_id names the device
+ * copy, which only the GPU reads), so a batch the GPU failed on runs here
+ * as it is.
  */
 static void
 cpu_ptree_lookup(GxBatch *batch)
@@ -354,11 +356,12 @@ cpu_ptree_lookup(GxBatch *batch)
 	if (m == NULL || n >= PG_UINT32_MAX || !gx_ptree_probes_ok((uint32) n, batch->program_len) ||
 		batch->out_len < n * sizeof(int64))
 		elog(ERROR, "gpuext: malformed gpuext_ptree lookup batch");
-	for (uint32 i = 0; i < n; i++)
+	for (uint32 i = 0; i < n; i += GX_PTREE_GROUP)
 	{
-		if ((i & 4095) == 4095)
+		if ((i & 4095) == 0 && i > 0)
 			CHECK_FOR_INTERRUPTS();
-		if (!gx_ptree_probe(m, area, batch->program_len, (uint32) n, i, out))
+		if (!gx_ptree_probe_group(m, area, batch->program_len, (uint32) n, i,
+								  (uint32) Min(n - i, GX_PTREE_GROUP), out))
 			elog(ERROR, "gpuext: malformed gpuext_ptree lookup batch");
 	}
 }

@@ -19,6 +19,7 @@
 #include "access/itup.h"
 #include "nodes/pathnodes.h"
 #include "storage/bufmgr.h"
+#include "storage/dsm.h"
 #include "utils/rel.h"
 
 #include "gpuext.h"
@@ -161,11 +162,25 @@ extern void ptreeendscan(IndexScanDesc scan);
 
 /* ptree_mirror.c */
 struct GxPtreeMirror;
+
+/* which index and generation a mirror was built from */
+typedef struct PtreeMirrorKey
+{
+	Oid			relid;
+	RelFileNode node;
+	uint32		gen;
+	uint32		max_gen;
+	uint64		merges;
+	uint64		main_tids;
+} PtreeMirrorKey;
+
 extern int	ptree_batch_min;
 extern int	ptree_mirror_max_mb;
 extern bool ptree_mirror_fits(PtreeMetaData *meta);
 extern struct GxPtreeMirror *ptree_mirror_get(Relation index, PtreeMetaData *meta, bool hold,
 											  bool *too_large);
+extern bool ptree_mirror_share(Relation index, PtreeMirrorKey *key, dsm_handle *handle);
+extern bool ptree_mirror_adopt(const PtreeMirrorKey *key, dsm_handle handle);
 extern void ptree_mirror_tids(const struct GxPtreeMirror *m, int64 i, const uint64 **tids,
 							  int64 *ntids);
 
@@ -188,6 +203,7 @@ extern void ptree_engine_init(PtreeEngine *pe);
 extern void ptree_lookup_probes(PtreeEngine *pe, const struct GxPtreeMirror *m,
 								const PtreeKey *probes, int n, int64 *out, bool hold);
 extern void ptree_device_forget(const struct GxPtreeMirror *m);
+extern void ptree_device_moved(const struct GxPtreeMirror *from, const struct GxPtreeMirror *to);
 extern void ptree_engine_explain(PtreeEngine *pe, struct ExplainState *es);
 
 extern void ptree_lookup_batch(Relation index, PtreeEngine *pe, const PtreeKey *probes,

@@ -101,6 +101,18 @@ ptree_device_forget(const GxPtreeMirror *m)
 		}
 }
 
+/*
+ * Mirror 'from' moved to 'to' (the same bytes, ptree_mirror_share): its
+ * device copy is to's
+ */
+void
+ptree_device_moved(const GxPtreeMirror *from, const GxPtreeMirror *to)
+{
+	for (int i = 0; i < PTREE_DEVICE_COPIES; i++)
+		if (copies[i].mirror == from)
+			copies[i].mirror = to;
+}
+
 /* Free the copies of mirrors that are gone. */
 static void
 free_doomed(void)

@@ -16,7 +16,16 @@
  * Vars, that the target list, the quals and the key expression need
  * (custom_private holds where each comes from).  Only plain SELECTs without
  * row marks get this path (no EvalPlanQual rechecks of the join), only
- * inner joins, never parallel, never parameterized.
+ * inner joins, never parameterized.
+ *
+ * Parallel: over a partial outer path, the workers of a Gather share the
+ * outer rows, each probing its own batches.  The leader shares its mirror
+ * of the index (built at the start if it has none) through the DSM
+ * segment that holds it (ptree_mirror_share): the workers map it instead
+ * of building one each, and look their batches up on the CPU engine (a
+ * device copy of the mirror belongs to the leader; each worker loading
+ * its own would cost the GPU's memory and the upload many times).  The
+ * leader's batches go to the GPU as in a serial join.
  *
  * IDENTIFICATION
  *		src/ptree_join.c
@@ -24,6 +33,7 @@
  */
 #include "postgres.h"
 
+#include "access/parallel.h"
 #include "access/relation.h"
 #include "access/table.h"
 #include "access/tableam.h"
@@ -36,6 +46,7 @@
 #include "nodes/extensible.h"
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
+#include "optimizer/clauses.h"
 #include "optimizer/cost.h"
 #include "optimizer/optimizer.h"
 #include "optimizer/pathnode.h"
@@ -53,7 +64,7 @@
 #include "ptree.h"
 
 bool		ptree_enable_join = true;
-int			ptree_join_batch = 1024;
+int			ptree_join_batch = 65536;
 
 static set_join_pathlist_hook_type prev_set_join_pathlist_hook = NULL;
 
@@ -66,6 +77,16 @@ enum
 	PJ_ATTNOS					/* outer: resno in the outer plan; inner: heap attno */
 };
 
+/* what a parallel PtreeBatchJoin's processes share (its DSM chunk) */
+typedef struct PtreeJoinShared
+{
+	bool		has_mirror;		/* the leader's mirror can be mapped */
+	dsm_handle	handle;			/* its segment */
+	PtreeMirrorKey key;			/* and which mirror it holds */
+	pg_atomic_uint64 batches;	/* for EXPLAIN ANALYZE: all processes' */
+	pg_atomic_uint64 probes;
+} PtreeJoinShared;
+
 typedef struct PtreeJoinState
 {
 	CustomScanState css;
@@ -74,6 +95,7 @@ typedef struct PtreeJoinState
 	Oid			keytype;
 	Oid			argtype;
 	ExprState  *keyexpr;
+	AttrNumber	key_outer_att;	/* the key is this outer column (no expression), or 0 */
 	BatchJoinColumns cols;		/* where each scan tuple column comes from */
 	TupleTableSlot *heapslot;
 	TupleTableSlot *outerslot;	/* a batch's outer row, deformed */
@@ -91,6 +113,7 @@ typedef struct PtreeJoinState
 	/* for EXPLAIN ANALYZE */
 	int64		batches;
 	int64		probes;
+	PtreeJoinShared *shared;	/* parallel: the DSM chunk, else NULL */
 } PtreeJoinState;
 
 static Plan *ptree_join_plan(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
@@ -101,6 +124,11 @@ static TupleTableSlot *ptree_join_exec(CustomScanState *node);
 static void ptree_join_end(CustomScanState *node);
 static void ptree_join_rescan(CustomScanState *node);
 static void ptree_join_explain(CustomScanState *node, List *ancestors, ExplainState *es);
+static Size ptree_join_estimate_dsm(CustomScanState *node, ParallelContext *pcxt);
+static void ptree_join_init_dsm(CustomScanState *node, ParallelContext *pcxt, void *coordinate);
+static void ptree_join_reinit_dsm(CustomScanState *node, ParallelContext *pcxt, void *coordinate);
+static void ptree_join_init_worker(CustomScanState *node, shm_toc *toc, void *coordinate);
+static void ptree_join_shutdown(CustomScanState *node);
 
 static const CustomPathMethods ptree_join_path_methods = {
 	.CustomName = "PtreeBatchJoin",
@@ -119,6 +147,11 @@ static const CustomExecMethods ptree_join_exec_methods = {
 	.EndCustomScan = ptree_join_end,
 	.ReScanCustomScan = ptree_join_rescan,
 	.ExplainCustomScan = ptree_join_explain,
+	.EstimateDSMCustomScan = ptree_join_estimate_dsm,
+	.InitializeDSMCustomScan = ptree_join_init_dsm,
+	.ReInitializeDSMCustomScan = ptree_join_reinit_dsm,
+	.InitializeWorkerCustomScan = ptree_join_init_worker,
+	.ShutdownCustomScan = ptree_join_shutdown,
 };
 
 /*
@@ -214,6 +247,36 @@ ptree_join_clauses(List *rinfos)
 }
 
 /*
+ * A PtreeBatchJoin path over outer_path (partial or not: its rows are the
+ * outer rows of one process).  Cost: the outer path, a lookup per outer
+ * row in the mirror (a few dependent reads: the cost of an operator), the
+ * heap pages of the matches as an index scan fetches them, the join quals
+ * and output per row, and the mirror's build, amortized once.
+ */
+static CustomPath *
+ptree_join_path(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *innerrel,
+				IndexOptInfo *index, Path *outer_path, List *quals, List *private)
+{
+	CustomPath *cpath;
+	double		outer_rows = Max(outer_path->rows, 1.0);
+	double		share = Min(1.0, outer_rows / Max(outer_path->parent->rows, 1.0));
+	double		rows = clamp_row_est(joinrel->rows * share);
+	double		heap_pages;
+	Cost		probe_cost = 4 * cpu_operator_cost + cpu_tuple_cost;
+
+	heap_pages = index_pages_fetched(rows, innerrel->pages, (double) index->pages, root);
+	cpath = batchjoin_make_path(joinrel, outer_path, &ptree_join_path_methods);
+	cpath->path.rows = rows;
+	cpath->path.startup_cost = outer_path->startup_cost;
+	cpath->path.total_cost = outer_path->total_cost + outer_rows * probe_cost +
+		heap_pages * random_page_cost +
+		rows * (cpu_tuple_cost + cpu_operator_cost * (1 + list_length(quals))) +
+		index->pages * seq_page_cost;
+	cpath->custom_private = private;
+	return cpath;
+}
+
+/*
  * set_join_pathlist_hook: offer a PtreeBatchJoin for inner joins with a
  * gpuext_ptree index on the inner relation
  */
@@ -224,6 +287,7 @@ ptree_join_add_paths(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerre
 	ListCell   *lc;
 	Oid			ptree_am;
 	Path	   *outer_path;
+	Path	   *partial_outer;
 	RangeTblEntry *rte;
 
 	if (prev_set_join_pathlist_hook)
@@ -240,11 +304,30 @@ ptree_join_add_paths(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerre
 	outer_path = outerrel->cheapest_total_path;
 	if (outer_path == NULL || outer_path->param_info != NULL)
 		return;
+	partial_outer = (joinrel->consider_parallel && innerrel->consider_parallel &&
+					 outerrel->partial_pathlist != NIL)
+		? linitial(outerrel->partial_pathlist) : NULL;
+	if (partial_outer && (partial_outer->param_info != NULL || !partial_outer->parallel_safe))
+		partial_outer = NULL;
 	/* every column the join passes on must be a plain user column */
 	if (!batchjoin_vars_ok((Node *) joinrel->reltarget->exprs) ||
 		!batchjoin_vars_ok((Node *) ptree_join_clauses(extra->restrictlist)) ||
 		!batchjoin_vars_ok((Node *) ptree_join_clauses(innerrel->baserestrictinfo)))
 		return;
+	/* the outer columns the join needs must be in the partial path's output */
+	if (partial_outer)
+	{
+		List	   *vars = pull_var_clause((Node *) list_make2(joinrel->reltarget->exprs,
+															   ptree_join_clauses(extra->restrictlist)), 0);
+
+		foreach(lc, vars)
+		{
+			Var		   *v = lfirst(lc);
+
+			if (v->varno != innerrel->relid && !list_member(partial_outer->pathtarget->exprs, v))
+				partial_outer = NULL;
+		}
+	}
 	/* no row-level security or security barrier quals to keep in order */
 	foreach(lc, innerrel->baserestrictinfo)
 		if (((RestrictInfo *) lfirst(lc))->security_level > 0)
@@ -267,11 +350,8 @@ ptree_join_add_paths(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerre
 			Expr	   *outer_expr;
 			Oid			argtype;
 			CustomPath *cpath;
-			double		outer_rows = outer_path->rows;
-			double		join_rows = joinrel->rows;
-			double		heap_pages;
-			Cost		probe_cost;
 			List	   *quals = NIL;
+			List	   *private;
 			ListCell   *lc3;
 
 			if (!ptree_join_clause(rinfo, index, outerrel->relids, &outer_expr, &argtype))
@@ -280,24 +360,28 @@ ptree_join_add_paths(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerre
 				if (lfirst(lc3) != rinfo)
 					quals = lappend(quals, lfirst(lc3));
 
-			cpath = batchjoin_make_path(joinrel, outer_path, &ptree_join_path_methods);
+			private = list_make3(makeInteger((int) index->indexoid),
+								 makeInteger((int) argtype),
+								 list_make2(outer_expr, quals));
+			add_path(joinrel, &ptree_join_path(root, joinrel, innerrel, index, outer_path,
+											   quals, private)->path);
+
 			/*
-			 * Cost: the outer path, a lookup per outer row in the mirror
-			 * (a few dependent reads: the cost of an operator), the
-			 * heap pages of the matches as an index scan fetches them,
-			 * and the join quals and output per row
+			 * Partial: the workers of a Gather share the outer rows, each
+			 * probing the index with its own (the leader's mirror mapped,
+			 * see the top)
 			 */
-			probe_cost = 4 * cpu_operator_cost + cpu_tuple_cost;
-			heap_pages = index_pages_fetched(join_rows, innerrel->pages, (double) index->pages, root);
-			cpath->path.startup_cost = outer_path->startup_cost;
-			cpath->path.total_cost = outer_path->total_cost + outer_rows * probe_cost +
-				heap_pages * random_page_cost +
-				join_rows * (cpu_tuple_cost + cpu_operator_cost * (1 + list_length(quals))) +
-				index->pages * seq_page_cost;	/* the mirror's build, amortized once */
-			cpath->custom_private = list_make3(makeInteger((int) index->indexoid),
-											   makeInteger((int) argtype),
-											   list_make2(outer_expr, quals));
-			add_path(joinrel, &cpath->path);
+			if (partial_outer && is_parallel_safe(root, (Node *) outer_expr) &&
+				is_parallel_safe(root, (Node *) ptree_join_clauses(quals)) &&
+				is_parallel_safe(root, (Node *) ptree_join_clauses(innerrel->baserestrictinfo)))
+			{
+				cpath = ptree_join_path(root, joinrel, innerrel, index, partial_outer,
+										quals, private);
+				cpath->path.parallel_aware = true;
+				cpath->path.parallel_safe = true;
+				cpath->path.parallel_workers = partial_outer->parallel_workers;
+				add_partial_path(joinrel, &cpath->path);
+			}
 		}
 	}
 }
@@ -395,6 +479,18 @@ ptree_join_begin(CustomScanState *node, EState *estate, int eflags)
 	pj->argtype = (Oid) intVal(lsecond(cscan->custom_private));
 	pj->keyexpr = ExecInitExpr(linitial(cscan->custom_exprs), &node->ss.ps);
 	batchjoin_columns_init(&pj->cols, sources, attnos);
+	/* a key that is an outer column is read from the outer row itself */
+	pj->key_outer_att = 0;
+	{
+		Expr	   *kexpr = linitial(cscan->custom_exprs);
+
+		while (IsA(kexpr, RelabelType))
+			kexpr = ((RelabelType *) kexpr)->arg;
+		if (IsA(kexpr, Var) && ((Var *) kexpr)->varno == INDEX_VAR &&
+			((Var *) kexpr)->varattno > 0 && ((Var *) kexpr)->varattno <= pj->cols.natts &&
+			!pj->cols.from_inner[((Var *) kexpr)->varattno - 1])
+			pj->key_outer_att = pj->cols.attno[((Var *) kexpr)->varattno - 1];
+	}
 	pj->heapslot = table_slot_create(pj->heap, NULL);
 	pj->outerslot = MakeSingleTupleTableSlot(ExecGetResultType(outerPlanState(node)),
 											 &TTSOpsMinimalTuple);
@@ -405,6 +501,9 @@ ptree_join_begin(CustomScanState *node, EState *estate, int eflags)
 	pj->cur = 0;
 	pj->outer_done = false;
 	ptree_engine_init(&pj->engine);
+	/* a worker's lookups stay on the CPU engine (see the top) */
+	if (IsParallelWorker())
+		pj->engine.no_device = true;
 }
 
 /*
@@ -430,6 +529,7 @@ ptree_join_next_batch(PtreeJoinState *pj)
 	MemoryContext old;
 	PtreeKey   *probes;
 	bool	   *valid;
+	char	   *fix;			/* the normalized fixed-width keys */
 	int			n = 0;
 
 	if (pj->outer_done)
@@ -440,6 +540,7 @@ ptree_join_next_batch(PtreeJoinState *pj)
 	pj->outer = palloc(sizeof(MinimalTuple) * ptree_join_batch);
 	probes = palloc(sizeof(PtreeKey) * ptree_join_batch);
 	valid = palloc(sizeof(bool) * ptree_join_batch);
+	fix = palloc((Size) 8 * ptree_join_batch);
 	MemoryContextSwitchTo(old);
 
 	while (n < ptree_join_batch)
@@ -455,31 +556,41 @@ ptree_join_next_batch(PtreeJoinState *pj)
 		}
 		old = MemoryContextSwitchTo(pj->batch_ctx);
 		pj->outer[n] = ExecCopySlotMinimalTuple(slot);
-		MemoryContextSwitchTo(old);
 		ExecStoreMinimalTuple(pj->outer[n], pj->outerslot, false);
-		ptree_join_fill(pj, false);
-		econtext->ecxt_scantuple = pj->css.ss.ss_ScanTupleSlot;
-		ResetExprContext(econtext);
-		key = ExecEvalExprSwitchContext(pj->keyexpr, econtext, &isnull);
-		valid[n] = !isnull;
-		if (!isnull)
+		if (pj->key_outer_att > 0)
 		{
-			char	   *fix;
-			PtreeKey	k;
-
-			old = MemoryContextSwitchTo(pj->batch_ctx);
-			fix = palloc(8);
-			ptree_make_key(pj->keytype, ptree_widen(pj->keytype, pj->argtype, key), false, &k, fix);
-			probes[n] = k;
-			if (k.data != fix)
-			{
-				/* text: keep a copy, the datum lives in the per-row context */
-				char	   *copy = palloc(Max(k.len, 1));
-
-				memcpy(copy, k.data, k.len);
-				probes[n].data = copy;
-			}
+			/* the datum is in the batch's copy of the row (detoasted here) */
+			key = slot_getattr(pj->outerslot, pj->key_outer_att, &isnull);
+			valid[n] = !isnull;
+			if (!isnull)
+				ptree_make_key(pj->keytype, ptree_widen(pj->keytype, pj->argtype, key), false,
+							   &probes[n], fix + (Size) 8 * n);
 			MemoryContextSwitchTo(old);
+		}
+		else
+		{
+			MemoryContextSwitchTo(old);
+			ptree_join_fill(pj, false);
+			econtext->ecxt_scantuple = pj->css.ss.ss_ScanTupleSlot;
+			ResetExprContext(econtext);
+			key = ExecEvalExprSwitchContext(pj->keyexpr, econtext, &isnull);
+			valid[n] = !isnull;
+			if (!isnull)
+			{
+				PtreeKey	k;
+
+				ptree_make_key(pj->keytype, ptree_widen(pj->keytype, pj->argtype, key), false, &k,
+							   fix + (Size) 8 * n);
+				probes[n] = k;
+				if (k.data != fix + (Size) 8 * n)
+				{
+					/* text: keep a copy, the datum lives in the per-row context */
+					char	   *copy = MemoryContextAlloc(pj->batch_ctx, Max(k.len, 1));
+
+					memcpy(copy, k.data, k.len);
+					probes[n].data = copy;
+				}
+			}
 		}
 		n++;
 	}
@@ -494,6 +605,11 @@ ptree_join_next_batch(PtreeJoinState *pj)
 	ExecStoreMinimalTuple(pj->outer[0], pj->outerslot, false);
 	pj->batches++;
 	pj->probes += n;
+	if (pj->shared)
+	{
+		pg_atomic_fetch_add_u64(&pj->shared->batches, 1);
+		pg_atomic_fetch_add_u64(&pj->shared->probes, n);
+	}
 	return true;
 }
 
@@ -602,10 +718,82 @@ ptree_join_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 	ExplainPropertyInteger("Batch Size", NULL, ptree_join_batch, es);
 	if (es->analyze)
 	{
+		/* a parallel join's: every process's (ptree_join_shutdown) */
 		ExplainPropertyInteger("Batches", NULL, pj->batches, es);
 		ExplainPropertyInteger("Probes", NULL, pj->probes, es);
 	}
 	ptree_engine_explain(&pj->engine, es);
+}
+
+/*
+ * EstimateDSMCustomScan: the shared state of a parallel join
+ */
+static Size
+ptree_join_estimate_dsm(CustomScanState *node, ParallelContext *pcxt)
+{
+	return sizeof(PtreeJoinShared);
+}
+
+/*
+ * InitializeDSMCustomScan (the leader): the mirror the workers map, built
+ * now if this backend has none
+ */
+static void
+ptree_join_init_dsm(CustomScanState *node, ParallelContext *pcxt, void *coordinate)
+{
+	PtreeJoinState *pj = (PtreeJoinState *) node;
+	PtreeJoinShared *shared = (PtreeJoinShared *) coordinate;
+
+	memset(shared, 0, sizeof(*shared));
+	shared->has_mirror = ptree_mirror_share(pj->index, &shared->key, &shared->handle);
+	pg_atomic_init_u64(&shared->batches, 0);
+	pg_atomic_init_u64(&shared->probes, 0);
+	pj->shared = shared;
+}
+
+/*
+ * ReInitializeDSMCustomScan (the leader, before a rescan's workers start):
+ * the counters keep adding up, as a serial node's do across rescans; the
+ * mirror, if replaced meanwhile, is one the workers no longer map
+ */
+static void
+ptree_join_reinit_dsm(CustomScanState *node, ParallelContext *pcxt, void *coordinate)
+{
+	PtreeJoinState *pj = (PtreeJoinState *) node;
+	PtreeJoinShared *shared = (PtreeJoinShared *) coordinate;
+
+	shared->has_mirror = ptree_mirror_share(pj->index, &shared->key, &shared->handle);
+}
+
+/*
+ * InitializeWorkerCustomScan: map the leader's mirror
+ */
+static void
+ptree_join_init_worker(CustomScanState *node, shm_toc *toc, void *coordinate)
+{
+	PtreeJoinState *pj = (PtreeJoinState *) node;
+	PtreeJoinShared *shared = (PtreeJoinShared *) coordinate;
+
+	pj->shared = shared;
+	if (shared->has_mirror)
+		(void) ptree_mirror_adopt(&shared->key, shared->handle);
+}
+
+/*
+ * ShutdownCustomScan: the leader takes every process's counts for EXPLAIN
+ * ANALYZE before the DSM segment goes (workers have added theirs by now)
+ */
+static void
+ptree_join_shutdown(CustomScanState *node)
+{
+	PtreeJoinState *pj = (PtreeJoinState *) node;
+
+	if (pj->shared && !IsParallelWorker())
+	{
+		pj->batches = (int64) pg_atomic_read_u64(&pj->shared->batches);
+		pj->probes = (int64) pg_atomic_read_u64(&pj->shared->probes);
+	}
+	pj->shared = NULL;
 }
 
 /*
@@ -619,7 +807,7 @@ gx_ptree_join_init(void)
 							 NULL, &ptree_enable_join, true, PGC_USERSET, 0, NULL, NULL, NULL);
 	DefineCustomIntVariable("gpuext.ptree_join_batch",
 							"Outer rows per batch of a PtreeBatchJoin.",
-							NULL, &ptree_join_batch, 1024, 1, 1000000,
+							NULL, &ptree_join_batch, 65536, 1, 1000000,
 							PGC_USERSET, 0, NULL, NULL, NULL);
 	RegisterCustomScanMethods(&ptree_join_plan_methods);
 	prev_set_join_pathlist_hook = set_join_pathlist_hook;

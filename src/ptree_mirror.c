@@ -12,14 +12,27 @@
  * The lookups themselves run on the GPU (a device copy of the mirror) or
  * on the CPU engine: src/ptree_device.c.
  *
+ * The workers of a parallel PtreeBatchJoin map the leader's mirror instead
+ * of each building one (the mirror is position-independent): the first
+ * time a mirror is shared (ptree_mirror_share), it moves to a DSM segment
+ * of its own, mapped for the backend's life, where the server's dynamic
+ * shared memory has room for it (ptree_mirror_dsm_ok), and the workers
+ * map that (ptree_mirror_adopt).  Only mirrors that are shared take DSM
+ * segments (a system-wide resource).  The segment starts with the
+ * mirror's identity (PtreeMirrorKey), which a worker checks.
+ *
  * IDENTIFICATION
  *		src/ptree_mirror.c
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
+#include <sys/statvfs.h>
+
 #include "catalog/pg_type.h"
 #include "miscadmin.h"
+#include "storage/dsm.h"
+#include "storage/dsm_impl.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 
@@ -31,24 +44,74 @@
 /* a mirror, and which index and generation it was built from */
 typedef struct PtreeMirrorEntry
 {
-	Oid			relid;
-	RelFileNode node;
-	uint32		gen;
-	uint32		max_gen;
-	uint64		merges;
-	uint64		main_tids;
+	PtreeMirrorKey key;
 	GxPtreeMirror *mirror;		/* NULL: none, or refused */
+	dsm_segment *seg;			/* the mirror's DSM segment, or NULL (local memory) */
 	int			refused_mb;		/* > 0: refused as over this cap */
 } PtreeMirrorEntry;
 
+/* where the mirror starts in its DSM segment, after its identity */
+#define PTREE_MIRROR_DSM_OFFSET	TYPEALIGN(16, sizeof(PtreeMirrorKey))
+
 static PtreeMirrorEntry mirror_cache[PTREE_MIRROR_CACHE];
 static int	mirror_next = 0;
+static MemoryContext mirror_ctx = NULL;
 
 /* gpuext.ptree_mirror_max_mb in bytes */
 static double
 ptree_mirror_cap(void)
 {
 	return (double) ptree_mirror_max_mb * 1024 * 1024;
+}
+
+/* The identity of generation meta->gen of an index */
+static void
+ptree_mirror_key(Relation index, const PtreeMetaData *meta, PtreeMirrorKey *key)
+{
+	memset(key, 0, sizeof(*key));
+	key->relid = RelationGetRelid(index);
+	key->node = index->rd_node;
+	key->gen = meta->gen;
+	key->max_gen = meta->max_gen;
+	key->merges = meta->merges;
+	key->main_tids = meta->main_tids;
+}
+
+/*
+ * Can a mirror take a DSM segment of 'bytes'?  Only in a backend
+ * under the postmaster, with POSIX segments (on Linux, files in /dev/shm)
+ * or mmap ones (files in the data directory's pg_dynshmem), and with room
+ * for it twice over where their files go: a full /dev/shm (a container's
+ * default is small) would fail the query, when the workers can as well
+ * build their own mirrors.  Not System V segments, which have a
+ * system-wide size limit.
+ */
+static bool
+ptree_mirror_dsm_ok(Size bytes)
+{
+	const char *dir = NULL;
+	struct statvfs st;
+
+	if (!IsUnderPostmaster)
+		return false;
+	if (dynamic_shared_memory_type == DSM_IMPL_MMAP)
+		dir = PG_DYNSHMEM_DIR;	/* the backend runs in the data directory */
+#ifdef __linux__
+	else if (dynamic_shared_memory_type == DSM_IMPL_POSIX)
+		dir = "/dev/shm";
+#endif
+	return dir != NULL && statvfs(dir, &st) == 0 &&
+		(double) st.f_bavail * st.f_frsize >= 2.0 * (double) bytes;
+}
+
+/* Free a mirror: its DSM segment (shared or adopted), or local memory */
+static void
+ptree_mirror_free(GxPtreeMirror *m, dsm_segment *seg)
+{
+	if (seg != NULL)
+		dsm_detach(seg);
+	else
+		pfree(m);
 }
 
 /* Free a cached entry's mirror and its device copy; the entry stays */
@@ -58,8 +121,9 @@ ptree_mirror_drop(PtreeMirrorEntry *e)
 	if (e->mirror == NULL)
 		return;
 	ptree_device_forget(e->mirror);
-	pfree(e->mirror);
+	ptree_mirror_free(e->mirror, e->seg);
 	e->mirror = NULL;
+	e->seg = NULL;
 	e->refused_mb = 0;
 }
 
@@ -92,7 +156,6 @@ ptree_mirror_make_room(Size need)
 	}
 	return true;
 }
-static MemoryContext mirror_ctx = NULL;
 
 /* growable arrays of the build */
 typedef struct PtreeMirrorBuild
@@ -442,6 +505,7 @@ GxPtreeMirror *
 ptree_mirror_get(Relation index, PtreeMetaData *meta, bool hold, bool *too_large)
 {
 	PtreeMirrorEntry *e;
+	PtreeMirrorKey key;
 	GxPtreeMirror *m;
 	int			i;
 
@@ -449,13 +513,11 @@ ptree_mirror_get(Relation index, PtreeMetaData *meta, bool hold, bool *too_large
 	if (mirror_ctx == NULL)
 		mirror_ctx = AllocSetContextCreate(TopMemoryContext, "gpuext_ptree mirrors",
 										   ALLOCSET_DEFAULT_SIZES);
+	ptree_mirror_key(index, meta, &key);
 	for (i = 0; i < PTREE_MIRROR_CACHE; i++)
 	{
 		e = &mirror_cache[i];
-		if ((e->mirror || e->refused_mb > 0) && e->relid == RelationGetRelid(index) &&
-			RelFileNodeEquals(e->node, index->rd_node) && e->gen == meta->gen &&
-			e->max_gen == meta->max_gen && e->merges == meta->merges &&
-			e->main_tids == meta->main_tids)
+		if ((e->mirror || e->refused_mb > 0) && memcmp(&e->key, &key, sizeof(key)) == 0)
 		{
 			/* a mirror kept under a higher cap than today's goes */
 			if (e->mirror && (double) e->mirror->total_size > ptree_mirror_cap())
@@ -479,14 +541,112 @@ ptree_mirror_get(Relation index, PtreeMetaData *meta, bool hold, bool *too_large
 	mirror_next = (mirror_next + 1) % PTREE_MIRROR_CACHE;
 	ptree_mirror_drop(e);
 	e->mirror = m;
+	e->seg = NULL;
 	e->refused_mb = m ? 0 : ptree_mirror_max_mb;
-	e->relid = RelationGetRelid(index);
-	e->node = index->rd_node;
-	e->gen = meta->gen;
-	e->max_gen = meta->max_gen;
-	e->merges = meta->merges;
-	e->main_tids = meta->main_tids;
+	e->key = key;
 	return e->mirror;
+}
+
+/*
+ * For the leader of a parallel PtreeBatchJoin: the mirror of the index's
+ * live generation (built now if this backend has none) and the DSM
+ * segment that holds it, for the workers to map; the mirror moves there
+ * from local memory the first time (its device copy, the same bytes,
+ * stays).  False when there is none to share: main is empty, the mirror
+ * is over the cap, or no DSM segment can hold it; then each worker looks
+ * its batches up on its own.
+ */
+bool
+ptree_mirror_share(Relation index, PtreeMirrorKey *key, dsm_handle *handle)
+{
+	Buffer		metabuf = ReadBuffer(index, PTREE_METAPAGE_BLKNO);
+	PtreeMetaData meta;
+	GxPtreeMirror *m;
+	bool		too_large;
+
+	LockBuffer(metabuf, BUFFER_LOCK_SHARE);
+	meta = *PtreePageGetMeta(BufferGetPage(metabuf));
+	UnlockReleaseBuffer(metabuf);
+	if (meta.magic != PTREE_MAGIC || meta.levels == 0 || !ptree_mirror_fits(&meta))
+		return false;
+	m = ptree_mirror_get(index, &meta, false, &too_large);
+	if (m == NULL)
+		return false;
+	for (int i = 0; i < PTREE_MIRROR_CACHE; i++)
+	{
+		PtreeMirrorEntry *e = &mirror_cache[i];
+
+		if (e->mirror != m)
+			continue;
+		if (e->seg == NULL)
+		{
+			Size		bytes = PTREE_MIRROR_DSM_OFFSET + m->total_size;
+			dsm_segment *seg;
+			GxPtreeMirror *moved;
+
+			if (!ptree_mirror_dsm_ok(bytes) ||
+				(seg = dsm_create(bytes, DSM_CREATE_NULL_IF_MAXSEGMENTS)) == NULL)
+				return false;
+			dsm_pin_mapping(seg);
+			memcpy(dsm_segment_address(seg), &e->key, sizeof(e->key));
+			moved = (GxPtreeMirror *) ((char *) dsm_segment_address(seg) + PTREE_MIRROR_DSM_OFFSET);
+			memcpy(moved, m, m->total_size);
+			ptree_device_moved(m, moved);
+			pfree(m);
+			e->mirror = moved;
+			e->seg = seg;
+		}
+		*key = e->key;
+		*handle = dsm_segment_handle(e->seg);
+		return true;
+	}
+	return false;
+}
+
+/*
+ * For a parallel worker: map the leader's mirror (ptree_mirror_share) into
+ * this backend's cache, where its lookups find it as one built here.
+ * False (nothing kept) if the segment is gone or holds another mirror:
+ * then the worker builds its own if it needs one.
+ */
+bool
+ptree_mirror_adopt(const PtreeMirrorKey *key, dsm_handle handle)
+{
+	dsm_segment *seg;
+	GxPtreeMirror *m;
+	PtreeMirrorEntry *e;
+
+	for (int i = 0; i < PTREE_MIRROR_CACHE; i++)
+		if (mirror_cache[i].mirror && memcmp(&mirror_cache[i].key, key, sizeof(*key)) == 0)
+			return true;
+	seg = dsm_attach(handle);
+	if (seg == NULL)
+	{
+		elog(DEBUG1, "gpuext_ptree: the leader's mirror of index %u is gone", key->relid);
+		return false;
+	}
+	m = (GxPtreeMirror *) ((char *) dsm_segment_address(seg) + PTREE_MIRROR_DSM_OFFSET);
+	if (dsm_segment_map_length(seg) < PTREE_MIRROR_DSM_OFFSET + sizeof(GxPtreeMirror) ||
+		memcmp(dsm_segment_address(seg), key, sizeof(*key)) != 0 ||
+		m->total_size > dsm_segment_map_length(seg) - PTREE_MIRROR_DSM_OFFSET ||
+		!gx_ptree_mirror_ok(m, gx_ptree_lookup_bytes(m)) ||
+		!ptree_mirror_make_room(m->total_size))
+	{
+		dsm_detach(seg);
+		elog(DEBUG1, "gpuext_ptree: the leader's mirror of index %u is not usable here", key->relid);
+		return false;
+	}
+	dsm_pin_mapping(seg);
+	elog(DEBUG1, "gpuext_ptree: mapped the leader's mirror of index %u (" UINT64_FORMAT " bytes)",
+		 key->relid, m->total_size);
+	e = &mirror_cache[mirror_next];
+	mirror_next = (mirror_next + 1) % PTREE_MIRROR_CACHE;
+	ptree_mirror_drop(e);
+	e->mirror = m;
+	e->seg = seg;
+	e->refused_mb = 0;
+	e->key = *key;
+	return true;
 }
 
 /*

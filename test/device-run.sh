@@ -13,14 +13,18 @@
 #       tool; the logs packed as $OUT/sanitize-logs.tar.xz.  SANITIZE_STRIDE
 #       samples the replay of the tools other than memcheck.
 #   bash test/device-run.sh index
-#       the index benchmarks test/bench/ptree.sh (PTREE_ROWS, default 10M)
-#       and test/bench/gist.sh (GIST_ROWS 2M, GIST_QUERIES 20K, GIST_REPS 1;
+#       the index benchmarks test/bench/ptree.sh (PTREE_ROWS, default 10M;
+#       PTREE_KEYTYPE int4 or int8, default int4; PTREE_WORKERS, default 8;
+#       PTREE_SHARED_BUFFERS, default 32GB; with it first
+#       test/bench/ptree_kernel.cu, the lookup kernel alone on the bench's
+#       keys and probes: lookups/s at the kernel level) and
+#       test/bench/gist.sh (GIST_ROWS 2M, GIST_QUERIES 20K, GIST_REPS 1;
 #       GIST_ARGS: more psql options for gist.sql, e.g. "-v outer=1000000").
 #       INDEX_BENCH=gist or ptree runs one of them (the other's time limit
 #       then goes to it); GIST_SWEEP=1 runs gist-sweep.sql (node sizes)
 #       instead of gist.sql.  The gist results are printed as they come.
-#       Issue 9's sizes (10 M boxes, 100 K windows, 1 M x 10 M join), and
-#       the node-size sweep, each one run of about 6 minutes:
+#       The issues' sizes, each one run of about 6 to 9 minutes:
+#         PTREE_ROWS=100000000 INDEX_BENCH=ptree bash test/device-run.sh index
 #         INDEX_BENCH=gist GIST_ROWS=10000000 GIST_QUERIES=100000 \
 #           GIST_ARGS="-v outer=1000000 -v gpureps=2 -v wmin=5 -v wspan=10 \
 #           -v slow_ms=30000 -v explain=1" bash test/device-run.sh index
@@ -95,22 +99,38 @@ case "${1:-}" in
     exit $rc
     ;;
   index)
-    # the index benchmarks: PTREE_ROWS, GIST_ROWS GIST_QUERIES GIST_REPS
+    # the index benchmarks: INDEX_BENCH, PTREE_ROWS PTREE_KEYTYPE
+    # PTREE_WORKERS PTREE_LIMIT, GIST_ROWS GIST_QUERIES GIST_REPS GIST_LIMIT
+    which=${INDEX_BENCH:-both}
     make -j"$(nproc)" -s >/tmp/build.log 2>&1 || { cat /tmp/build.log; exit 1; }
     echo "built after $(elapsed) s"
-    which=${INDEX_BENCH:-both}
     rc=0
-    if [ "$which" != gist ]; then
-      PL=${PTREE_LIMIT:-280}
-      [ "$which" = ptree ] && PL=${PTREE_LIMIT:-$((580 - $(elapsed)))}
-      BENCH_CONF="shared_buffers = 16GB" timeout "$PL" \
-        bash test/bench/ptree.sh "${PTREE_ROWS:-10000000}" >"$OUT/ptree-bench.log" 2>&1
+    if [ "$which" = ptree ] || [ "$which" = both ]; then
+      # parallel plans share memory through DSM segments (/dev/shm): where
+      # it is small (a container's), files in the data folder instead
+      conf="shared_buffers = ${PTREE_SHARED_BUFFERS:-32GB}"
+      shm_kb=$(df -Pk /dev/shm 2>/dev/null | awk 'NR == 2 {print $4}')
+      [ "${shm_kb:-0}" -lt $((16 * 1024 * 1024)) ] && conf="$conf
+dynamic_shared_memory_type = mmap"
+      # the lookup kernel alone, on the bench's keys and probes
+      rows=${PTREE_ROWS:-10000000}
+      if command -v nvcc >/dev/null || [ -x /usr/local/cuda/bin/nvcc ]; then
+        NVCC=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
+        "$NVCC" -O3 -arch=sm_90 -I cuda -o /tmp/ptree_kernel test/bench/ptree_kernel.cu &&
+          timeout 120 /tmp/ptree_kernel "$rows" $((rows / 10)) 5 2>&1 | tee "$OUT/ptree-kernel.log"
+      fi
+      limit=${PTREE_LIMIT:-280}
+      [ "$which" = ptree ] && limit=${PTREE_LIMIT:-$((560 - $(elapsed)))}
+      echo "ptree bench: ${PTREE_ROWS:-10000000} rows, limit $limit s"
+      BENCH_CONF="$conf" timeout "$limit" bash test/bench/ptree.sh "${PTREE_ROWS:-10000000}" \
+        -v keytype="${PTREE_KEYTYPE:-int4}" -v workers="${PTREE_WORKERS:-8}" >"$OUT/ptree-bench.log" 2>&1
       r=$?
       echo "ptree bench rc=$r after $(elapsed) s"
       [ "$r" = 0 ] || rc=$r
-      grep -vE "^(DROP|CREATE|INSERT|SET|RESET|VACUUM|SELECT [0-9]+)" "$OUT/ptree-bench.log" | tail -70
+      grep -vE "^(DROP|CREATE|INSERT|SET|RESET|VACUUM|ALTER|SELECT [0-9]+|Time: 0\.[0-9]+ ms)" \
+        "$OUT/ptree-bench.log" | grep -vE '^$|^-+(\+-+)*$|^\([0-9]+ rows?\)$' | tail -200
     fi
-    if [ "$which" != ptree ]; then
+    if [ "$which" = gist ] || [ "$which" = both ]; then
       GL=${GIST_LIMIT:-280}
       [ "$which" = gist ] && GL=${GIST_LIMIT:-$((580 - $(elapsed)))}
       # shellcheck disable=SC2086 # GIST_ARGS: several psql options

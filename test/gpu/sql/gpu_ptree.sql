@@ -192,6 +192,18 @@ SELECT * FROM gpt_engine('SELECT count(*) FROM gpo o JOIN gpt i ON i.i = o.a');
 SET gpuext.ptree_gpu_batch_min = 0;
 SELECT * FROM gpt_engine('SELECT count(*) FROM gpo o JOIN gpt i ON i.i = o.a', 50000);
 SET gpuext.ptree_gpu_batch_min = 1;
+-- parallel: the leader's batches on the GPU, the workers' on the CPU
+-- engine in the leader's mirror (mapped); the same rows
+SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0;
+SET min_parallel_table_scan_size = 0;
+SET max_parallel_workers_per_gather = 4;
+SELECT gpt_join('SELECT o.x, i.id FROM gpo o JOIN gpt i ON i.i = o.a', 1024);
+SELECT gpt_join('SELECT o.x, i.id FROM gpo o JOIN gpt i ON i.t = o.s', 50000);
+RESET parallel_setup_cost;
+RESET parallel_tuple_cost;
+RESET min_parallel_table_scan_size;
+RESET max_parallel_workers_per_gather;
 
 -- the delta (inserts after the build), then a merge: a new generation
 INSERT INTO gpt SELECT -g, g % 150000 - 20000, ((g % 3000) / 10 - 150)::bigint * 4294967296 + (g % 7) * 999,
