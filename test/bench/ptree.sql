@@ -152,7 +152,7 @@ SET enable_mergejoin = off;
 SELECT (j->>'Engine') AS engine, (j->>'GPU Batches')::bigint AS gpu_batches,
        (j->>'Probes')::bigint AS probes, (j->>'Device Time')::numeric AS device_ms,
        CASE WHEN (j->>'Device Time')::numeric > 0
-            THEN to_char((j->>'Probes')::numeric / ((j->>'Device Time')::numeric / 1000), 'FM9.99EEEE')
+            THEN to_char((j->>'Probes')::numeric / ((j->>'Device Time')::numeric / 1000), '9.99EEEE')
             ELSE 'n/a (no GPU batches)' END AS device_lookups_per_s
   FROM (SELECT x AS j FROM jsonb_path_query(
           (SELECT pg_temp.explain_json('SELECT count(*), sum(b.i) FROM bpt_probes p JOIN bpt_ptree b ON b.k = p.k')),
