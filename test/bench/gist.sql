@@ -150,7 +150,7 @@ BEGIN
   END LOOP;
   IF explain AND NOT cut THEN
     SELECT gpu_batches, cpu_batches, device_time_ms INTO s0 FROM gpuext_status();
-    FOR line IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF) ' || q LOOP
+    FOR line IN EXECUTE 'EXPLAIN (ANALYZE, VERBOSE, COSTS OFF) ' || q LOOP
       RAISE WARNING 'explain: %', line;
     END LOOP;
     SELECT gpu_batches, cpu_batches, device_time_ms INTO s1 FROM gpuext_status();
@@ -212,6 +212,8 @@ SELECT pg_temp.gb_time('join o && t', 'gist nested loop, 8 workers', :'join_gist
   :'nl' || :'par', :reps);
 SELECT pg_temp.gb_time('join o && t', 'gpuext_gist GistJoin, 8 workers, gpuext on (GPU if any)', :'join_gx',
   :'gj' || :'gpu' || 'SET gpuext.gist_join_batch = 65536; ' || :'par', :gpureps, :explain = 1);
+SELECT pg_temp.gb_time('join o && t', 'gpuext_gist GistJoin, 8 workers, batches of 16384, gpuext on (GPU if any)', :'join_gx',
+  :'gj' || :'gpu' || 'SET gpuext.gist_join_batch = 16384; ' || :'par', :gpureps, :explain = 1);
 SELECT pg_temp.gb_time('join o && t', 'gpuext_gist GistJoin, gpuext on (GPU if any)', :'join_gx',
   :'gj' || :'gpu' || 'SET gpuext.gist_join_batch = 65536', :gpureps, :explain = 1);
 SELECT pg_temp.gb_time('join o && t', 'gpuext_gist GistJoin, 8 workers', :'join_gx',
