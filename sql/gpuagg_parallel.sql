@@ -98,14 +98,18 @@ RESET gpuext.enabled;
 -- run inside a participant): the parallel form takes the inner table's
 -- parallel-safe plan, and a hashed aggregation over the parallel-safe
 -- join plan as its fallback (PostgreSQL's own grouping plans all hold the
--- Gather); the same groups
+-- Gather); the same groups.  Planned as the CPU engine plans it (on the
+-- GPU a serial GpuScan is kept out of parallel plans, src/gpuscan.c, and
+-- the inner scan stays under its own Gather)
 CREATE TABLE gx_agg_pdim2 AS
 SELECT x AS k, 'h' || (x % 5) AS label, repeat('x', 200) AS pad FROM generate_series(0, 199999) x;
 ANALYZE gx_agg_pdim2;
 SET min_parallel_table_scan_size = 0;
+SET gpuext.device = cpu;
 EXPLAIN (COSTS OFF)
 SELECT d.label, count(*), sum(f.v) FROM gx_agg_pfact f JOIN gx_agg_pdim2 d ON f.k = d.k
  WHERE d.pad LIKE 'x%' AND d.k < 500 GROUP BY d.label;
+RESET gpuext.device;
 SELECT d.label, count(*), sum(f.v), max(f.id) FROM gx_agg_pfact f JOIN gx_agg_pdim2 d ON f.k = d.k
  WHERE d.pad LIKE 'x%' AND d.k < 500 GROUP BY d.label ORDER BY 1;
 SET gpuext.enabled = off;
