@@ -185,6 +185,19 @@ gxg_meta_version(Relation index, GxgMetaVersion *v)
 }
 
 /*
+ * The pairs come in no heap order, so one visibility map buffer would be
+ * switched between map pages (each covers 32 K heap pages) at nearly every
+ * pair: a release and a buffer lookup each time, on buffer headers that
+ * every parallel participant hammers at once.  Instead a buffer is kept
+ * per map page (up to GXG_VM_BUFFERS, a 16 GB table's worth; pages of
+ * larger tables share them).  The per-page count repeats visibilitymap.c's
+ * (private) layout; were it off, only the sharing would change.
+ */
+#define GXG_VM_BUFFERS 64
+#define GXG_HEAP_BLOCKS_PER_VM_PAGE \
+	((BlockNumber) ((BLCKSZ - MAXALIGN(SizeOfPageHeaderData)) * (BITS_PER_BYTE / BITS_PER_HEAPBLOCK)))
+
+/*
  * Flag the pairs whose heap page is all-visible (GXG_PAIR_ALL_VISIBLE), so
  * that a caller needing no heap column can count the row without fetching
  * it, as an index-only scan does.  Called while the walk still holds the
@@ -197,21 +210,25 @@ gxg_meta_version(Relation index, GxgMetaVersion *v)
 void
 gxg_mark_all_visible(Relation heap, GxRtPair *pairs, int64 n)
 {
-	Buffer		vmbuf = InvalidBuffer;
+	Buffer		vmbufs[GXG_VM_BUFFERS];
 	BlockNumber last = InvalidBlockNumber;
 	bool		all_visible = false;
 
+	for (int i = 0; i < GXG_VM_BUFFERS; i++)
+		vmbufs[i] = InvalidBuffer;
 	for (int64 i = 0; i < n; i++)
 	{
 		if (pairs[i].blk != last)
 		{
 			last = pairs[i].blk;
-			all_visible = VM_ALL_VISIBLE(heap, last, &vmbuf);
+			all_visible = VM_ALL_VISIBLE(heap, last,
+										 &vmbufs[(last / GXG_HEAP_BLOCKS_PER_VM_PAGE) % GXG_VM_BUFFERS]);
 		}
 		pairs[i].pad = all_visible ? GXG_PAIR_ALL_VISIBLE : 0;
 	}
-	if (BufferIsValid(vmbuf))
-		ReleaseBuffer(vmbuf);
+	for (int i = 0; i < GXG_VM_BUFFERS; i++)
+		if (BufferIsValid(vmbufs[i]))
+			ReleaseBuffer(vmbufs[i]);
 }
 
 /*
