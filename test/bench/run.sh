@@ -25,6 +25,7 @@
 #   --scan-rows N      BENCH_SCAN_ROWS: rows of scan_t (default 50 M x scale)
 #   --data-dir DIR     BENCH_DATA_DIR: cluster and data, reused (default /tmp/gpuext-bench)
 #   --shared-buffers X BENCH_SHARED_BUFFERS, e.g. 24GB (default: sized to the data)
+#   (env only)         BENCH_HUGE_PAGES: the cluster's huge_pages (default try)
 #   --no-build         BENCH_BUILD=0: use the installed gpuext as it is
 #   --keep-running     BENCH_KEEP_RUNNING=1: leave the cluster running at the end
 #   --calibrate, --no-calibrate
