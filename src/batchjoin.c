@@ -40,6 +40,20 @@ batchjoin_vars_ok(Node *node)
 }
 
 /*
+ * The joined rows of a batch join over outer_path: joinrel's rows in the
+ * share of the outer relation's rows the path reads (all of them, or one
+ * process's share when the path is partial).
+ */
+double
+batchjoin_path_rows(RelOptInfo *joinrel, Path *outer_path)
+{
+	double		outer_rows = Max(outer_path->rows, 1.0);
+	double		share = Min(1.0, outer_rows / Max(outer_path->parent->rows, 1.0));
+
+	return clamp_row_est(joinrel->rows * share);
+}
+
+/*
  * A CustomPath for joinrel over outer_path: serial, unparameterized,
  * unordered, joinrel's rows and target.  The caller sets the costs and
  * custom_private, then adds it.

@@ -36,6 +36,7 @@ typedef struct BatchJoinColumns
 extern bool batchjoin_vars_ok(Node *node);
 extern CustomPath *batchjoin_make_path(RelOptInfo *joinrel, Path *outer_path,
 									   const CustomPathMethods *methods);
+extern double batchjoin_path_rows(RelOptInfo *joinrel, Path *outer_path);
 extern List *batchjoin_scan_tlist(Node *needed, Index inner_relid, Plan *outer_plan,
 								  const char *node_name, List **from_inner, List **attnos);
 extern CustomScan *batchjoin_make_plan(RelOptInfo *rel, CustomPath *best_path,

@@ -212,8 +212,7 @@ gxg_join_path(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *innerrel,
 {
 	CustomPath *cpath;
 	double		outer_rows = Max(outer_path->rows, 1.0);
-	double		share = Min(1.0, outer_rows / Max(outer_path->parent->rows, 1.0));
-	double		rows = clamp_row_est(joinrel->rows * share);
+	double		rows = batchjoin_path_rows(joinrel, outer_path);
 	double		fanout = GXG_MAX_NODE_SIZE * 0.7;
 	double		levels;
 	double		per_probe;

@@ -259,8 +259,7 @@ ptree_join_path(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *innerrel,
 {
 	CustomPath *cpath;
 	double		outer_rows = Max(outer_path->rows, 1.0);
-	double		share = Min(1.0, outer_rows / Max(outer_path->parent->rows, 1.0));
-	double		rows = clamp_row_est(joinrel->rows * share);
+	double		rows = batchjoin_path_rows(joinrel, outer_path);
 	double		heap_pages;
 	Cost		probe_cost = 4 * cpu_operator_cost + cpu_tuple_cost;
 
