@@ -16,7 +16,12 @@
 #                      machine), full (1).  Default: default
 #   --queries LIST     QUERIES / BENCH_QUERIES: sets and/or query names, comma
 #                      separated: virginian scan tpch ssb groupby mixed costmodel
-#                      smoke, default (= virginian,scan,tpch,groupby), all
+#                      smoke, default (= virginian,scan,tpch,groupby), all;
+#                      or one of the index benchmarks alone, each on its own
+#                      throwaway cluster: ptree (test/bench/ptree.sh with
+#                      PTREE_ROWS, default 10 M; issue 8's size: 100000000)
+#                      or gist (test/bench/gist.sh with GIST_ROWS, GIST_QUERIES,
+#                      GIST_REPS and GIST_ARGS; GIST_SWEEP=1: node sizes)
 #   --reps N           REPS / BENCH_REPS: warm runs a case, median (default 3)
 #   --out DIR          BENCH_OUT: output folder (default ./bench-out)
 #   --cold             BENCH_COLD=1: also one cold run a case (see docs)
@@ -73,6 +78,14 @@ while [ $# -gt 0 ]; do
   esac
   shift
 done
+# the index benchmarks run their own scripts (their own clusters and data)
+case "$BENCH_QUERIES" in
+  ptree)
+    exec bash "$HERE/ptree.sh" "${PTREE_ROWS:-10000000}" ;;
+  gist)
+    # shellcheck disable=SC2086 # GIST_ARGS: several psql options
+    exec bash "$HERE/gist.sh" "${GIST_ROWS:-1000000}" "${GIST_QUERIES:-1000}" "${GIST_REPS:-3}" ${GIST_ARGS:-} ;;
+esac
 case "$BENCH_SCALE" in
   tiny) BENCH_SCALE_NAME=tiny; BENCH_SCALE=0.002 ;;
   small) BENCH_SCALE_NAME=small; BENCH_SCALE=0.1 ;;
