@@ -19,7 +19,7 @@
  * them), then its threads evaluate the (query, entry) test matrix, one
  * cell per thread per step, with the tests of cuda/gx_rtree.h (the CPU
  * engine's, to the bit: -fmad=false).  Hits are appended with one atomic
- * per warp (ballot, popcount, shuffle of the base) to the next level's
+ * per block and step (warp counts added in shared memory) to the next level's
  * visits or, at the leaves, to the result pairs in the batch's output area
  * (mapped host memory).  The grouping is a counting sort by node: a count
  * per node, an exclusive scan in one block, a scatter.  Overflow: visits
@@ -52,18 +52,37 @@ typedef struct RtCounters
 	uint32_t	levels;
 } RtCounters;
 
-/* append one hit per set lane of the warp; returns this lane's slot */
+/*
+ * Append one hit per set lane of the block; returns this lane's slot (for
+ * lanes without a hit, a value not to be used).  The warps add their counts
+ * in shared memory and one thread reserves the block's slots with a single
+ * atomic on the global counter: every block of the grid appends to the
+ * same counter, and one atomic per warp and step (the earlier
+ * gx_rt_warp_append) is suspected to make that counter the walk's
+ * bottleneck: a search cost 10-16 ms of device time on an H100 where its
+ * tests should take about 1 ms.  All threads of the block must call it (the
+ * callers' loop bounds are the same for the whole block).
+ */
 __device__ __forceinline__ static unsigned long long
-gx_rt_warp_append(bool hit, unsigned long long *count)
+gx_rt_block_append(bool hit, unsigned long long *count)
 {
+	__shared__ uint32_t s_hits;
+	__shared__ unsigned long long s_base;
 	unsigned	mask = __ballot_sync(0xffffffffu, hit);
 	int			lane = threadIdx.x & 31;
-	unsigned long long base = 0;
+	uint32_t	warp_first = 0;
 
+	if (threadIdx.x == 0)
+		s_hits = 0;
+	__syncthreads();
 	if (lane == 0 && mask != 0)
-		base = atomicAdd(count, (unsigned long long) __popc(mask));
-	base = __shfl_sync(0xffffffffu, base, 0);
-	return base + (unsigned long long) __popc(mask & ((1u << lane) - 1));
+		warp_first = atomicAdd(&s_hits, (uint32_t) __popc(mask));
+	warp_first = __shfl_sync(0xffffffffu, warp_first, 0);
+	__syncthreads();
+	if (threadIdx.x == 0 && s_hits != 0)
+		s_base = atomicAdd(count, (unsigned long long) s_hits);
+	__syncthreads();
+	return s_base + warp_first + (unsigned long long) __popc(mask & ((1u << lane) - 1));
 }
 
 /* has the service asked the request to stop, or has the walk stopped? */
@@ -208,7 +227,7 @@ rt_level_kernel(const GxBatch *batch, const GxRtMirror *__restrict__ m,
 					ei = c % n;
 					hit = s_pass[ei] && gx_rt_test(&s_entries[ei], &s_queries[qi], leaf);
 				}
-				slot = gx_rt_warp_append(hit, leaf ? &ctr->npairs : &ctr->nnext);
+				slot = gx_rt_block_append(hit, leaf ? &ctr->npairs : &ctr->nnext);
 				if (!hit)
 					continue;
 				if (leaf && slot < room)
