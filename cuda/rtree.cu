@@ -56,12 +56,12 @@ typedef struct RtCounters
  * Append one hit per set lane of the block; returns this lane's slot (for
  * lanes without a hit, a value not to be used).  The warps add their counts
  * in shared memory and one thread reserves the block's slots with a single
- * atomic on the global counter: every block of the grid appends to the
- * same counter, and one atomic per warp and step (the earlier
- * gx_rt_warp_append) is suspected to make that counter the walk's
- * bottleneck: a search cost 10-16 ms of device time on an H100 where its
- * tests should take about 1 ms.  All threads of the block must call it (the
- * callers' loop bounds are the same for the whole block).
+ * atomic on the global counter that every block of the grid appends to
+ * (one atomic per warp and step before).  Measured on the H100 in session
+ * 8: a search of 100 K windows on 10 M boxes took 11.9 ms of device time
+ * against 12.2-12.9 before, so that counter was not the bottleneck (the
+ * abort-flag reads are the suspect: gx_rt_block_stopped).  All threads of the block
+ * must call it (the callers' loop bounds are the same for the whole block).
  */
 __device__ __forceinline__ static unsigned long long
 gx_rt_block_append(bool hit, unsigned long long *count)
@@ -85,30 +85,37 @@ gx_rt_block_append(bool hit, unsigned long long *count)
 	return s_base + warp_first + (unsigned long long) __popc(mask & ((1u << lane) - 1));
 }
 
-/* has the service asked the request to stop, or has the walk stopped? */
-__device__ __forceinline__ static bool
-gx_rt_stopped(const GxBatch *batch, const RtCounters *ctr)
-{
-	return *(volatile const uint32_t *) &batch->abort_flag != 0 ||
-		*(volatile const uint32_t *) &ctr->flags != 0;
-}
+/* set in the walk's counters (never in the output) once the service asked to stop */
+#define RT_ABORTED		0x80000000u
 
 /*
- * The same, one answer for the whole block (thread 0 reads, the others
- * follow): kernels with barriers must not let some threads leave early
- * when the service sets the abort flag between their reads.  Every kernel
- * of the walk asks this way: the flag lives in the batch, in mapped host
- * memory, and one read per thread (a quarter million per grouping kernel)
- * is a PCIe round trip each (the suspected reason why every search took
- * about 55 ms on an H100 whatever its size).
+ * Has the service asked the request to stop, or has the walk stopped?  One
+ * answer for the whole block (thread 0 reads, the others follow): kernels
+ * with barriers must not let some threads leave early.  The service's
+ * abort flag lives in the batch, in mapped host memory, and a PCIe read of
+ * it is a round trip of about a microsecond that the reads of other blocks
+ * queue behind: with every block of every kernel reading it (up to 1024
+ * blocks, 4 kernels a level) a search cost 5-15 ms of device time however
+ * few its probes (the node-size sweep of session 8, proportional to the
+ * blocks launched).  So only block 0 of each kernel reads it, and passes
+ * an abort on to the others through the counters in device memory: a
+ * cancel stops the walk at the next kernel at the latest.
  */
 __device__ __forceinline__ static bool
-gx_rt_block_stopped(const GxBatch *batch, const RtCounters *ctr)
+gx_rt_block_stopped(const GxBatch *batch, RtCounters *ctr)
 {
 	__shared__ bool stop;
 
 	if (threadIdx.x == 0)
-		stop = gx_rt_stopped(batch, ctr);
+	{
+		stop = *(volatile const uint32_t *) &ctr->flags != 0;
+		if (!stop && blockIdx.x == 0 &&
+			*(volatile const uint32_t *) &batch->abort_flag != 0)
+		{
+			atomicOr(&ctr->flags, RT_ABORTED);
+			stop = true;
+		}
+	}
 	__syncthreads();
 	return stop;
 }
@@ -351,7 +358,7 @@ __global__ void
 rt_finish_kernel(GxBatch *batch, GxRtSearchOut *out, const RtCounters *ctr)
 {
 	out->npairs = ctr->npairs;
-	out->flags = ctr->flags;
+	out->flags = ctr->flags & ~RT_ABORTED;
 	out->levels = ctr->levels + 1;
 }
 
