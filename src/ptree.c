@@ -130,10 +130,15 @@ gx_ptree_init(void)
 							&ptree_mirror_max_mb, 1024, 0, INT_MAX / 2,
 							PGC_USERSET, GUC_UNIT_MB, NULL, NULL, NULL);
 	DefineCustomIntVariable("gpuext.ptree_gpu_batch_min",
-							"gpuext_ptree batched lookups of at least this many keys run on the GPU when there is one.",
+							"gpuext_ptree batched lookups and merge plans of at least this many keys run on the GPU when there is one.",
 							"Smaller ones run on the CPU engine (any size with gpuext.force_offload); 0 never uses the GPU.",
 							&ptree_gpu_batch_min, 1024, 0, INT_MAX,
 							PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomBoolVariable("gpuext.ptree_merge_plan",
+							 "Plans merges of gpuext_ptree deltas of int4, int8, date and timestamp keys (sort, duplicate removal, ranks in main) before rewriting main.",
+							 "The plan runs on the GPU for deltas of at least gpuext.ptree_gpu_batch_min entries, else on the CPU engine; off merges by comparing keys, as text keys always do.",
+							 &ptree_merge_plan_enabled, true,
+							 PGC_USERSET, 0, NULL, NULL, NULL);
 }
 
 /*

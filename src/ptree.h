@@ -149,6 +149,7 @@ extern bool ptreeinsert(Relation index, Datum *values, bool *isnull, ItemPointer
 						struct IndexInfo *indexInfo);
 extern void ptree_merge(Relation index, Buffer metabuf, IndexBulkDeleteCallback callback,
 						void *callback_state, IndexBulkDeleteResult *stats);
+extern bool ptree_merge_plan_enabled;
 
 /* ptree_scan.c */
 extern Datum ptree_widen(Oid keytype, Oid argtype, Datum value);
@@ -205,6 +206,23 @@ extern void ptree_lookup_probes(PtreeEngine *pe, const struct GxPtreeMirror *m,
 extern void ptree_device_forget(const struct GxPtreeMirror *m);
 extern void ptree_device_moved(const struct GxPtreeMirror *from, const struct GxPtreeMirror *to);
 extern void ptree_engine_explain(PtreeEngine *pe, struct ExplainState *es);
+
+/*
+ * A planned merge (cuda/gx_ptree.h): the delta's non-NULL entries sorted
+ * by (key, TID) without exact duplicates, as 64-bit keys, TIDs (block << 16
+ * | offset) and ranks in main (2 * the index of main's first key >= the
+ * key, + 1 if equal); the arrays have room for every entry, n are used
+ */
+typedef struct PtreeMergePlan
+{
+	uint64		n;
+	uint64	   *keys;
+	uint64	   *tids;
+	uint64	   *ranks;
+} PtreeMergePlan;
+
+extern bool ptree_merge_plan(const struct GxPtreeMirror *m, const uint64 *keys, const uint64 *tids,
+							 uint64 n, PtreeMergePlan *plan);
 
 extern void ptree_lookup_batch(Relation index, PtreeEngine *pe, const PtreeKey *probes,
 							   const bool *valid, int n, int64 **tidoff, ItemPointerData **tids);
