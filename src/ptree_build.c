@@ -24,8 +24,8 @@
 #include "gx_ptree.h"
 #include "ptree.h"
 
-/* gpuext.ptree_merge_plan: merges of fixed-width keys are planned first */
-bool		ptree_merge_plan_enabled = true;
+/* gpuext.ptree_merge_plan: when merges of fixed-width keys are planned */
+int			ptree_merge_plan_mode = PTREE_MERGE_PLAN_AUTO;
 
 /* this backend's merges (gpuext_ptree_merge_stats) */
 static struct
@@ -681,28 +681,32 @@ ptree_rewrite(Relation index, Buffer metabuf, PtreeEntry *entries, Size nentries
 }
 
 /*
- * The mirror whose keys rank a planned merge of an index with 'keylen'-byte
- * keys: the backend's mirror of the live generation (built now if it has
- * none), or a bare header when main is empty; NULL when there is none
- * to use (over gpuext.ptree_mirror_max_mb, or keys it cannot read as
- * merge keys): the merge then compares keys.
+ * The mirror whose keys rank a planned merge of n entries of an index
+ * with 'keylen'-byte keys, or NULL when the merge compares keys.  A bare
+ * header when main has no non-NULL key.  With gpuext.ptree_merge_plan =
+ * on, the backend's mirror of the live generation, built now if it has
+ * none; with auto, built only for a merge the GPU would plan (building
+ * one costs a read of main and more than the comparisons it saves on the
+ * CPU engine), else only one the backend has.  NULL also when the mirror
+ * is over gpuext.ptree_mirror_max_mb or its keys cannot be read as merge
+ * keys.
  */
 static const GxPtreeMirror *
-ptree_merge_mirror(Relation index, PtreeMetaData *meta, uint32 keylen)
+ptree_merge_mirror(Relation index, PtreeMetaData *meta, uint32 keylen, uint64 n)
 {
 	static GxPtreeMirror empty;
 	const GxPtreeMirror *m;
 	bool		too_large;
 
-	/* an empty main: every rank is 0 */
 	if (meta->main_keys == 0)
 	{
 		empty.magic = GX_PTREE_MAGIC;
 		return &empty;
 	}
-	if (!ptree_mirror_fits(meta))
-		return NULL;
-	m = ptree_mirror_get(index, meta, true, &too_large);
+	m = ptree_mirror_cached(index, meta);
+	if (m == NULL && ptree_mirror_fits(meta) &&
+		(ptree_merge_plan_mode == PTREE_MERGE_PLAN_ON || ptree_merge_wants_gpu(n)))
+		m = ptree_mirror_get(index, meta, true, &too_large);
 	if (m == NULL || !gx_ptree_merge_mirror_ok(m, keylen))
 		return NULL;
 	return m;
@@ -809,10 +813,10 @@ ptree_read_delta(Relation index, PtreeMetaData *meta, uint32 keylen, PtreeEntry 
 
 /*
  * Merge the delta into main (and, for VACUUM, drop dead TIDs); the caller
- * holds the metapage exclusively.  Fixed-width keys (with
- * gpuext.ptree_merge_plan and a mirror to rank them in) are planned first
- * on the GPU or the CPU engine (ptree_merge_plan), other merges compare
- * keys; both write the same index.
+ * holds the metapage exclusively.  Fixed-width keys (as
+ * gpuext.ptree_merge_plan says, with a mirror to rank them in) are planned
+ * first on the GPU or the CPU engine (ptree_merge_plan), other merges
+ * compare keys; both write the same index.
  */
 void
 ptree_merge(Relation index, Buffer metabuf, IndexBulkDeleteCallback callback,
@@ -838,7 +842,7 @@ ptree_merge(Relation index, Buffer metabuf, IndexBulkDeleteCallback callback,
 
 	INSTR_TIME_SET_CURRENT(start);
 	memset(&sp, 0, sizeof(sp));
-	if (ptree_merge_plan_enabled && meta->delta_tids > 0)
+	if (ptree_merge_plan_mode != PTREE_MERGE_PLAN_OFF && meta->delta_tids > 0)
 	{
 		switch (meta->keytype)
 		{
@@ -853,7 +857,7 @@ ptree_merge(Relation index, Buffer metabuf, IndexBulkDeleteCallback callback,
 			default:
 				keylen = 0;
 		}
-		if (keylen > 0 && (m = ptree_merge_mirror(index, meta, keylen)) == NULL)
+		if (keylen > 0 && (m = ptree_merge_mirror(index, meta, keylen, meta->delta_tids)) == NULL)
 			keylen = 0;
 	}
 	ptree_read_delta(index, meta, keylen, &entries, &nentries, &keys, &tids, &sp.nulls,
@@ -1085,7 +1089,7 @@ ptreeinsert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid,
 		if (PageGetFreeSpace(BufferGetPage(tailbuf)) < MAXALIGN(size))
 		{
 			/* the tail is full: merge a full delta first, then start a page */
-			if (meta->delta_pages >= (uint32) ptree_delta_limit(index))
+			if (meta->delta_pages >= (uint32) ptree_delta_limit(index, meta))
 			{
 				UnlockReleaseBuffer(tailbuf);
 				tailbuf = InvalidBuffer;
