@@ -117,9 +117,9 @@ SELECT pm_insert('pm_d', 1, 6000);
 RESET gpuext.ptree_merge_plan;
 SELECT * FROM pm_compare('pm_c', 'pm_d');
 
--- auto (the default) plans on the CPU engine only where the backend has
--- the index's mirror: not after a merge (a new generation), so these
--- merges compare keys
+-- auto (the default) plans only where the backend has the index's
+-- mirror: not after a merge (a new generation), so these merges compare
+-- keys
 SELECT * FROM pm_stats() \gset before_
 SELECT pm_insert('pm_c', 6001, 9000);
 SELECT s.cpu - :before_cpu AS cpu_merges, s.compare - :before_compare > 0 AS compare_merges FROM pm_stats() s;

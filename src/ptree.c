@@ -146,7 +146,7 @@ gx_ptree_init(void)
 							PGC_USERSET, 0, NULL, NULL, NULL);
 	DefineCustomEnumVariable("gpuext.ptree_merge_plan",
 							 "When merges of gpuext_ptree deltas of int4, int8, date and timestamp keys are planned (sort, duplicate removal, ranks in main) before main is rewritten.",
-							 "auto plans on the GPU (deltas of at least gpuext.ptree_gpu_batch_min entries, the index's mirror built for it) and on the CPU engine where the backend has the mirror already; on always plans (building the mirror); off compares keys, as merges of text keys do.",
+							 "auto plans where the backend has the index's mirror already, on always plans (building the mirror), off compares keys, as merges of text keys do; plans of at least gpuext.ptree_gpu_batch_min entries run on the GPU when there is one, others on the CPU engine.",
 							 &ptree_merge_plan_mode, PTREE_MERGE_PLAN_AUTO, ptree_merge_plan_options,
 							 PGC_USERSET, 0, NULL, NULL, NULL);
 }

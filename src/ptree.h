@@ -154,7 +154,7 @@ extern void ptree_merge(Relation index, Buffer metabuf, IndexBulkDeleteCallback 
 typedef enum PtreeMergePlanMode
 {
 	PTREE_MERGE_PLAN_OFF,		/* compare keys */
-	PTREE_MERGE_PLAN_AUTO,		/* plan on the GPU, or where a mirror is at hand */
+	PTREE_MERGE_PLAN_AUTO,		/* plan where the backend has the mirror */
 	PTREE_MERGE_PLAN_ON			/* plan always (a mirror built for it) */
 } PtreeMergePlanMode;
 
@@ -231,7 +231,6 @@ typedef struct PtreeMergePlan
 	uint64	   *ranks;
 } PtreeMergePlan;
 
-extern bool ptree_merge_wants_gpu(uint64 n);
 extern bool ptree_merge_plan(const struct GxPtreeMirror *m, const uint64 *keys, const uint64 *tids,
 							 uint64 n, PtreeMergePlan *plan);
 

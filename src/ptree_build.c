@@ -685,14 +685,14 @@ ptree_rewrite(Relation index, Buffer metabuf, PtreeEntry *entries, Size nentries
  * with 'keylen'-byte keys, or NULL when the merge compares keys.  A bare
  * header when main has no non-NULL key.  With gpuext.ptree_merge_plan =
  * on, the backend's mirror of the live generation, built now if it has
- * none; with auto, built only for a merge the GPU would plan (building
- * one costs a read of main and more than the comparisons it saves on the
- * CPU engine), else only one the backend has.  NULL also when the mirror
- * is over gpuext.ptree_mirror_max_mb or its keys cannot be read as merge
+ * none; with auto, only one the backend has (building one reads all of
+ * main and, measured, costs more than the comparisons the plan saves, on
+ * either engine: the rewrite is the same).  NULL also when the mirror is
+ * over gpuext.ptree_mirror_max_mb or its keys cannot be read as merge
  * keys.
  */
 static const GxPtreeMirror *
-ptree_merge_mirror(Relation index, PtreeMetaData *meta, uint32 keylen, uint64 n)
+ptree_merge_mirror(Relation index, PtreeMetaData *meta, uint32 keylen)
 {
 	static GxPtreeMirror empty;
 	const GxPtreeMirror *m;
@@ -704,8 +704,7 @@ ptree_merge_mirror(Relation index, PtreeMetaData *meta, uint32 keylen, uint64 n)
 		return &empty;
 	}
 	m = ptree_mirror_cached(index, meta);
-	if (m == NULL && ptree_mirror_fits(meta) &&
-		(ptree_merge_plan_mode == PTREE_MERGE_PLAN_ON || ptree_merge_wants_gpu(n)))
+	if (m == NULL && ptree_mirror_fits(meta) && ptree_merge_plan_mode == PTREE_MERGE_PLAN_ON)
 		m = ptree_mirror_get(index, meta, true, &too_large);
 	if (m == NULL || !gx_ptree_merge_mirror_ok(m, keylen))
 		return NULL;
@@ -857,7 +856,7 @@ ptree_merge(Relation index, Buffer metabuf, IndexBulkDeleteCallback callback,
 			default:
 				keylen = 0;
 		}
-		if (keylen > 0 && (m = ptree_merge_mirror(index, meta, keylen, meta->delta_tids)) == NULL)
+		if (keylen > 0 && (m = ptree_merge_mirror(index, meta, keylen)) == NULL)
 			keylen = 0;
 	}
 	ptree_read_delta(index, meta, keylen, &entries, &nentries, &keys, &tids, &sp.nulls,

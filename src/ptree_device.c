@@ -407,19 +407,6 @@ ptree_engine_explain(PtreeEngine *pe, ExplainState *es)
 }
 
 /*
- * Would a merge plan of n entries go to the GPU (if a device copy of the
- * mirror can be had)?
- */
-bool
-ptree_merge_wants_gpu(uint64 n)
-{
-	PtreeEngine pe;
-
-	ptree_engine_init(&pe);
-	return gx_shared != NULL && want_gpu(&pe, (int) Min(n, (uint64) INT_MAX));
-}
-
-/*
  * Plan the merge of n delta entries (64-bit keys and TIDs, gx_ptree.h)
  * into main, whose distinct keys are mirror m's: the entries come back
  * sorted by (key, TID), exact duplicates dropped, each with its rank in
