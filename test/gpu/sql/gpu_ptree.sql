@@ -372,5 +372,16 @@ RESET enable_seqscan; RESET enable_bitmapscan;
 SET enable_indexscan = off; SET enable_bitmapscan = off;
 SELECT count(*), sum(k::bigint) FROM gm_big WHERE k BETWEEN 1000 AND 900000;
 RESET enable_indexscan; RESET enable_bitmapscan;
+-- an injected kernel fault: the plan reruns on the CPU engine (cpu_fallback on)
+SET gpuext.cpu_fallback = on;
+SET gpuext.debug_inject_fault = 'kernel';
+SET gpuext.ptree_merge_plan = on;
+SELECT cpu_merges AS gm_cpu FROM gpuext_ptree_merge_stats() \gset
+INSERT INTO gm_big SELECT (g::bigint * 15485863 % 1000003)::int4 FROM generate_series(1, 130000) g;
+RESET gpuext.debug_inject_fault;
+RESET gpuext.ptree_merge_plan;
+SET gpuext.cpu_fallback = off;
+SELECT cpu_merges - :gm_cpu AS cpu_merges FROM gpuext_ptree_merge_stats();
+SELECT gpuext_ptree_check('gm_big_k', true) IS NOT NULL AS checked;
 DROP TABLE gm_a, gm_b, gm_big;
 DROP FUNCTION gm_pages(regclass), gm_run(text);
