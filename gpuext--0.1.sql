@@ -238,3 +238,16 @@ CREATE FUNCTION gpuext_ptree_check(index regclass, heapallindexed boolean DEFAUL
 RETURNS void
 AS 'MODULE_PATHNAME', 'gpuext_ptree_check'
 LANGUAGE C VOLATILE PARALLEL RESTRICTED;
+
+-- This backend's merges of gpuext_ptree deltas into main since it started:
+-- planned on the GPU, planned on the CPU engine, merged by comparing keys
+-- (text keys, gpuext.ptree_merge_plan off, no mirror), the delta entries
+-- planned, the exact duplicates the plans dropped, and milliseconds spent
+-- planning (the mirror included) and merging (all of it).
+CREATE FUNCTION gpuext_ptree_merge_stats(
+    OUT gpu_merges bigint, OUT cpu_merges bigint, OUT compare_merges bigint,
+    OUT planned_entries bigint, OUT duplicates bigint,
+    OUT plan_ms double precision, OUT merge_ms double precision)
+RETURNS record
+AS 'MODULE_PATHNAME', 'gpuext_ptree_merge_stats'
+LANGUAGE C VOLATILE PARALLEL RESTRICTED;

@@ -340,6 +340,8 @@ launch_kind(const GxLaunch *l, cudaStream_t s)
 			return gx_launch_ptree_upload(l, s);
 		case GX_REQ_PTREE_LOOKUP:
 			return gx_launch_ptree_lookup(l, s);
+		case GX_REQ_PTREE_MERGE:
+			return gx_launch_ptree_merge(l, s);
 		default:
 			return cudaErrorInvalidValue;
 	}

@@ -80,6 +80,7 @@ typedef enum GxRequestKind
 	GX_REQ_PTREE_LOAD,			/* a gpuext_ptree mirror to device memory (task), first part */
 	GX_REQ_PTREE_UPLOAD,		/* more of a mirror, into its task at an offset */
 	GX_REQ_PTREE_LOOKUP,		/* look a batch of keys up in a task's mirror */
+	GX_REQ_PTREE_MERGE,			/* sort, deduplicate and rank a delta in a task's mirror */
 	GX_REQ_KIND_MAX
 } GxRequestKind;
 
@@ -98,7 +99,7 @@ gx_kind_uses_task(int kind)
 	return kind == GX_REQ_AGG || kind == GX_REQ_JOIN || kind == GX_REQ_TASK_FETCH ||
 		kind == GX_REQ_TASK_DESTROY || kind == GX_REQ_RTREE_FILL ||
 		kind == GX_REQ_RTREE_SEARCH || kind == GX_REQ_PTREE_UPLOAD ||
-		kind == GX_REQ_PTREE_LOOKUP;
+		kind == GX_REQ_PTREE_LOOKUP || kind == GX_REQ_PTREE_MERGE;
 }
 
 /*
@@ -109,7 +110,8 @@ gx_kind_uses_task(int kind)
 GX_FUNC int
 gx_kind_owner_only(int kind)
 {
-	return kind == GX_REQ_PTREE_UPLOAD || kind == GX_REQ_PTREE_LOOKUP;
+	return kind == GX_REQ_PTREE_UPLOAD || kind == GX_REQ_PTREE_LOOKUP ||
+		kind == GX_REQ_PTREE_MERGE;
 }
 
 /* Does a request of this kind read the heap pages its batch lists? */

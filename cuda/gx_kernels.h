@@ -30,6 +30,7 @@ extern cudaError_t gx_launch_rtree_search(const GxLaunch *l, cudaStream_t s);
 extern cudaError_t gx_launch_ptree_load(const GxLaunch *l, cudaStream_t s);
 extern cudaError_t gx_launch_ptree_upload(const GxLaunch *l, cudaStream_t s);
 extern cudaError_t gx_launch_ptree_lookup(const GxLaunch *l, cudaStream_t s);
+extern cudaError_t gx_launch_ptree_merge(const GxLaunch *l, cudaStream_t s);
 
 /*
  * Copy a batch's program area (the program and the spec after it) to the

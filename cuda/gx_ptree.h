@@ -358,6 +358,153 @@ gx_ptree_probe(const GxPtreeMirror *m, const uint32_t *area, uint64_t len, uint3
 	return 1;
 }
 
+/* ---------------------------------------------------------------------
+ * The merge plan (seed 003's duplicate removal and MUM merge)
+ *
+ * A merge of the delta into main, for keys of 4 or 8 bytes (int4, date,
+ * int8, timestamp), is planned before main is rewritten: the delta's
+ * non-NULL entries, as 64-bit keys (the normalized key's bytes read
+ * big-endian, so their order is the key order) and TIDs, are sorted by
+ * (key, TID), exact duplicates are dropped, and each entry gets its rank in
+ * main: the index of the first of main's distinct keys (the mirror's keys)
+ * that is >= its key, times two, plus one if that key is equal.  The
+ * rewrite (src/ptree_build.c) then streams main's leaves and splices the
+ * entries in where their ranks say, without comparing delta keys with main
+ * keys.  The GPU (cuda/ptree.cu: radix sort, a scan, this per-entry step)
+ * and the CPU engine (qsort, then the same steps) compute it.
+ *
+ * A GX_REQ_PTREE_MERGE batch of n entries: program area uint64 keys[n],
+ * then uint64 tids[n] (block << 16 | offset); output: uint64 count, then
+ * keys[n], tids[n] and ranks[n] (count of each used).  arg = n; the mirror
+ * is the task's device copy (GPU) or the registered table arg2 (CPU).
+ * ---------------------------------------------------------------------
+ */
+
+/* The 64-bit merge key of a normalized key of at most 8 bytes */
+GX_FUNC uint64_t
+gx_ptree_key64(const unsigned char *key, uint32_t len)
+{
+	uint64_t	v = 0;
+
+	for (uint32_t i = 0; i < len; i++)
+		v = (v << 8) | key[i];
+	return v;
+}
+
+/*
+ * Can a mirror's keys be read as merge keys of 'len' bytes?  Every key of
+ * the mirror of such an index has that length (or there is none).
+ */
+GX_FUNC int
+gx_ptree_merge_mirror_ok(const GxPtreeMirror *m, uint32_t len)
+{
+	return len <= 8 && (m->nkeys == 0 ||
+						((m->flags & GX_PTREE_FIXED) && m->strip + m->keylen == len));
+}
+
+/* The merge key of the mirror's key i (gx_ptree_merge_mirror_ok) */
+GX_FUNC uint64_t
+gx_ptree_mirror_key64(const GxPtreeMirror *m, uint64_t i)
+{
+	uint32_t	len;
+	const unsigned char *k = gx_ptree_key(m, i, &len);
+	uint64_t	v = gx_ptree_key64(m->prefix, m->strip);
+
+	for (uint32_t b = 0; b < len; b++)
+		v = (v << 8) | k[b];
+	return v;
+}
+
+/* Order of merge entries: key, then TID */
+GX_FUNC int
+gx_ptree_merge_cmp(uint64_t ka, uint64_t ta, uint64_t kb, uint64_t tb)
+{
+	if (ka != kb)
+		return ka < kb ? -1 : 1;
+	return (ta > tb) - (ta < tb);
+}
+
+/* Is sorted entry i the first of its (key, TID)?  (duplicate removal) */
+GX_FUNC int
+gx_ptree_merge_keep(const uint64_t *keys, const uint64_t *tids, uint64_t i)
+{
+	return i == 0 || keys[i] != keys[i - 1] || tids[i] != tids[i - 1];
+}
+
+/*
+ * The rank of a merge key in the mirror: 2 * (index of the first key >=
+ * it, nkeys if none) + (1 if that key is equal), by binary search
+ */
+GX_FUNC uint64_t
+gx_ptree_merge_rank(const GxPtreeMirror *m, uint64_t key)
+{
+	uint64_t	lo = 0,
+				hi = m->nkeys;
+
+	while (lo < hi)
+	{
+		uint64_t	mid = lo + (hi - lo) / 2;
+
+		if (gx_ptree_mirror_key64(m, mid) < key)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo * 2 + (lo < m->nkeys && gx_ptree_mirror_key64(m, lo) == key);
+}
+
+/* Bytes of the program area and of the output of a merge of n entries */
+GX_FUNC uint64_t
+gx_ptree_merge_in_size(uint64_t n)
+{
+	return n * 2 * sizeof(uint64_t);
+}
+
+GX_FUNC uint64_t
+gx_ptree_merge_out_size(uint64_t n)
+{
+	return sizeof(uint64_t) + n * 3 * sizeof(uint64_t);
+}
+
+/*
+ * Device scratch memory of a merge of n entries, in 256-byte aligned
+ * parts: the entries (the program), their sort's second buffers, keep
+ * flags and their prefix sums, the output, then the sort's and scan's
+ * temporary storage (GX_PTREE_MERGE_TEMP(n) bytes, checked at the launch)
+ */
+#define GX_PTREE_MERGE_TEMP(n)	((uint64_t) 4 * 1024 * 1024 + (uint64_t) (n) * 8)
+
+GX_FUNC uint64_t
+gx_ptree_merge_part(uint64_t bytes)
+{
+	return (bytes + 255) & ~(uint64_t) 255;
+}
+
+GX_FUNC uint64_t
+gx_ptree_merge_scratch(uint64_t n)
+{
+	return gx_ptree_merge_part(gx_ptree_merge_in_size(n)) +
+		gx_ptree_merge_part(gx_ptree_merge_in_size(n)) +
+		2 * gx_ptree_merge_part((n + 1) * sizeof(uint32_t)) +
+		gx_ptree_merge_part(gx_ptree_merge_out_size(n)) +
+		GX_PTREE_MERGE_TEMP(n);
+}
+
+/*
+ * The output step of sorted entry i: if it is kept, its key, TID and rank
+ * go to place pos (the number of entries kept before it)
+ */
+GX_FUNC void
+gx_ptree_merge_emit(const GxPtreeMirror *m, const uint64_t *keys, const uint64_t *tids,
+					uint64_t i, uint64_t pos, uint64_t n, uint64_t *out)
+{
+	uint64_t   *okeys = out + 1;
+
+	okeys[pos] = keys[i];
+	okeys[n + pos] = tids[i];
+	okeys[2 * n + pos] = gx_ptree_merge_rank(m, keys[i]);
+}
+
 #ifndef __CUDA_ARCH__
 
 /* probes of a group of the CPU engine (gx_ptree_probe_group) */

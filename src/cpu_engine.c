@@ -366,6 +366,70 @@ cpu_ptree_lookup(GxBatch *batch)
 	}
 }
 
+/* qsort order of merge entries (indexes into keys/tids): gx_ptree_merge_cmp */
+static const uint64 *merge_sort_keys;
+static const uint64 *merge_sort_tids;
+
+static int
+cpu_merge_order(const void *a, const void *b)
+{
+	uint32		i = *(const uint32 *) a;
+	uint32		j = *(const uint32 *) b;
+
+	return gx_ptree_merge_cmp(merge_sort_keys[i], merge_sort_tids[i],
+							  merge_sort_keys[j], merge_sort_tids[j]);
+}
+
+/*
+ * GX_REQ_PTREE_MERGE: plan the merge of a gpuext_ptree delta (gx_ptree.h):
+ * sort the entries by (key, TID) (qsort here, a radix sort on the GPU),
+ * then the kernel's per-entry steps: keep the first of each (key, TID),
+ * and rank the kept ones in the mirror registered under arg2
+ */
+static void
+cpu_ptree_merge(GxBatch *batch)
+{
+	const GxPtreeMirror *m = cpu_table_of(batch->arg2);
+	uint64		n = batch->arg;
+	const uint64 *keys = (const uint64 *) ((const char *) batch + batch->program_offset);
+	const uint64 *tids;
+	uint64	   *out = (uint64 *) gx_batch_out(batch);
+	uint64	   *skeys,
+			   *stids;
+	uint32	   *order;
+	uint64		kept = 0;
+
+	if (m == NULL || n == 0 || n >= PG_UINT32_MAX ||
+		batch->program_len < gx_ptree_merge_in_size(n) ||
+		batch->out_len < gx_ptree_merge_out_size(n))
+		elog(ERROR, "gpuext: malformed gpuext_ptree merge batch");
+	tids = keys + n;
+	order = palloc_extended(sizeof(uint32) * n, MCXT_ALLOC_HUGE);
+	skeys = palloc_extended(sizeof(uint64) * n, MCXT_ALLOC_HUGE);
+	stids = palloc_extended(sizeof(uint64) * n, MCXT_ALLOC_HUGE);
+	for (uint32 i = 0; i < n; i++)
+		order[i] = i;
+	merge_sort_keys = keys;
+	merge_sort_tids = tids;
+	qsort(order, n, sizeof(uint32), cpu_merge_order);
+	for (uint64 i = 0; i < n; i++)
+	{
+		skeys[i] = keys[order[i]];
+		stids[i] = tids[order[i]];
+	}
+	for (uint64 i = 0; i < n; i++)
+	{
+		if ((i & 4095) == 0 && i > 0)
+			CHECK_FOR_INTERRUPTS();
+		if (gx_ptree_merge_keep(skeys, stids, i))
+			gx_ptree_merge_emit(m, skeys, stids, i, kept++, n, out);
+	}
+	out[0] = kept;
+	pfree(order);
+	pfree(skeys);
+	pfree(stids);
+}
+
 /* Run one batch to completion in this backend. */
 void
 gx_cpu_run_batch(GxBatch *batch)
@@ -395,6 +459,9 @@ gx_cpu_run_batch(GxBatch *batch)
 			break;
 		case GX_REQ_PTREE_LOOKUP:
 			cpu_ptree_lookup(batch);
+			break;
+		case GX_REQ_PTREE_MERGE:
+			cpu_ptree_merge(batch);
 			break;
 		default:
 			elog(ERROR, "gpuext: unknown batch kind %u", batch->kind);

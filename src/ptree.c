@@ -99,6 +99,13 @@ static relopt_kind ptree_relopt_kind;
 int			ptree_batch_min = 64;
 int			ptree_mirror_max_mb = 1024;
 
+static const struct config_enum_entry ptree_merge_plan_options[] = {
+	{"off", PTREE_MERGE_PLAN_OFF, false},
+	{"auto", PTREE_MERGE_PLAN_AUTO, false},
+	{"on", PTREE_MERGE_PLAN_ON, false},
+	{NULL, 0, false}
+};
+
 static void ptreecostestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 							  Cost *indexStartupCost, Cost *indexTotalCost,
 							  Selectivity *indexSelectivity, double *indexCorrelation,
@@ -116,6 +123,9 @@ gx_ptree_init(void)
 	add_int_reloption(ptree_relopt_kind, "delta_pages",
 					  "Pages of recent inserts that trigger a merge into the main structure",
 					  32, 1, 100000, AccessExclusiveLock);
+	add_real_reloption(ptree_relopt_kind, "delta_percent",
+					   "Percent of the main structure's pages the delta may reach before a merge, when that is more than delta_pages",
+					   0, 0, 100, AccessExclusiveLock);
 	add_int_reloption(ptree_relopt_kind, "fillfactor",
 					  "Packs every leaf page to this percentage when the main structure is written",
 					  100, 10, 100, ShareUpdateExclusiveLock);
@@ -130,10 +140,15 @@ gx_ptree_init(void)
 							&ptree_mirror_max_mb, 1024, 0, INT_MAX / 2,
 							PGC_USERSET, GUC_UNIT_MB, NULL, NULL, NULL);
 	DefineCustomIntVariable("gpuext.ptree_gpu_batch_min",
-							"gpuext_ptree batched lookups of at least this many keys run on the GPU when there is one.",
+							"gpuext_ptree batched lookups and merge plans of at least this many keys run on the GPU when there is one.",
 							"Smaller ones run on the CPU engine (any size with gpuext.force_offload); 0 never uses the GPU.",
 							&ptree_gpu_batch_min, 1024, 0, INT_MAX,
 							PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomEnumVariable("gpuext.ptree_merge_plan",
+							 "When merges of gpuext_ptree deltas of int4, int8, date and timestamp keys are planned (sort, duplicate removal, ranks in main) before main is rewritten.",
+							 "auto plans where the backend has the index's mirror already, on always plans (building the mirror), off compares keys, as merges of text keys do; plans of at least gpuext.ptree_gpu_batch_min entries run on the GPU when there is one, others on the CPU engine.",
+							 &ptree_merge_plan_mode, PTREE_MERGE_PLAN_AUTO, ptree_merge_plan_options,
+							 PGC_USERSET, 0, NULL, NULL, NULL);
 }
 
 /*
@@ -200,6 +215,7 @@ ptreeoptions(Datum reloptions, bool validate)
 	static const relopt_parse_elt tab[] = {
 		{"delta_pages", RELOPT_TYPE_INT, offsetof(PtreeOptions, delta_pages)},
 		{"fillfactor", RELOPT_TYPE_INT, offsetof(PtreeOptions, fillfactor)},
+		{"delta_percent", RELOPT_TYPE_REAL, offsetof(PtreeOptions, delta_percent)},
 	};
 
 	return (bytea *) build_reloptions(reloptions, validate, ptree_relopt_kind,
@@ -207,14 +223,22 @@ ptreeoptions(Datum reloptions, bool validate)
 }
 
 /*
- * The delta size (pages) at which an insert merges it into main
+ * The delta size (pages) at which an insert merges it into main:
+ * delta_pages, or delta_percent of main's pages if that is more (a merge
+ * rewrites all of main, so a delta that grows with main bounds how often
+ * each main page is rewritten per row inserted; but every scan reads the
+ * whole delta)
  */
 int
-ptree_delta_limit(Relation index)
+ptree_delta_limit(Relation index, const PtreeMetaData *meta)
 {
 	PtreeOptions *opts = (PtreeOptions *) index->rd_options;
+	double		scaled;
 
-	return opts ? opts->delta_pages : 32;
+	if (opts == NULL)
+		return 32;
+	scaled = (double) meta->main_pages * opts->delta_percent / 100.0;
+	return scaled > opts->delta_pages ? (int) Min(scaled, (double) INT_MAX) : opts->delta_pages;
 }
 
 /*

@@ -122,6 +122,7 @@ typedef struct PtreeOptions
 	int32		vl_len_;
 	int			delta_pages;	/* merge the delta when it has this many pages */
 	int			fillfactor;		/* how full the merge packs leaves */
+	double		delta_percent;	/* or when it has this percent of main's pages, if more */
 } PtreeOptions;
 
 /* ptree.c */
@@ -130,7 +131,7 @@ extern int	ptree_key_compare(const PtreeKey *a, const PtreeKey *b);
 extern bool ptree_type_supported(Oid typid);
 extern void ptree_make_key(Oid typid, Datum value, bool isnull, PtreeKey *key, char *fixbuf);
 extern void ptree_check_opclass(Relation index);
-extern int	ptree_delta_limit(Relation index);
+extern int	ptree_delta_limit(Relation index, const PtreeMetaData *meta);
 extern int	ptree_fillfactor(Relation index);
 extern Buffer ptree_new_buffer(Relation index, uint32 live_gen, uint32 new_gen);
 extern void ptree_init_page(Page page, uint16 type, uint16 level, uint32 gen);
@@ -149,6 +150,15 @@ extern bool ptreeinsert(Relation index, Datum *values, bool *isnull, ItemPointer
 						struct IndexInfo *indexInfo);
 extern void ptree_merge(Relation index, Buffer metabuf, IndexBulkDeleteCallback callback,
 						void *callback_state, IndexBulkDeleteResult *stats);
+/* gpuext.ptree_merge_plan */
+typedef enum PtreeMergePlanMode
+{
+	PTREE_MERGE_PLAN_OFF,		/* compare keys */
+	PTREE_MERGE_PLAN_AUTO,		/* plan where the backend has the mirror */
+	PTREE_MERGE_PLAN_ON			/* plan always (a mirror built for it) */
+} PtreeMergePlanMode;
+
+extern int	ptree_merge_plan_mode;
 
 /* ptree_scan.c */
 extern Datum ptree_widen(Oid keytype, Oid argtype, Datum value);
@@ -179,6 +189,7 @@ extern int	ptree_mirror_max_mb;
 extern bool ptree_mirror_fits(PtreeMetaData *meta);
 extern struct GxPtreeMirror *ptree_mirror_get(Relation index, PtreeMetaData *meta, bool hold,
 											  bool *too_large);
+extern struct GxPtreeMirror *ptree_mirror_cached(Relation index, PtreeMetaData *meta);
 extern bool ptree_mirror_share(Relation index, PtreeMirrorKey *key, dsm_handle *handle);
 extern bool ptree_mirror_adopt(const PtreeMirrorKey *key, dsm_handle handle);
 extern void ptree_mirror_tids(const struct GxPtreeMirror *m, int64 i, const uint64 **tids,
@@ -205,6 +216,23 @@ extern void ptree_lookup_probes(PtreeEngine *pe, const struct GxPtreeMirror *m,
 extern void ptree_device_forget(const struct GxPtreeMirror *m);
 extern void ptree_device_moved(const struct GxPtreeMirror *from, const struct GxPtreeMirror *to);
 extern void ptree_engine_explain(PtreeEngine *pe, struct ExplainState *es);
+
+/*
+ * A planned merge (cuda/gx_ptree.h): the delta's non-NULL entries sorted
+ * by (key, TID) without exact duplicates, as 64-bit keys, TIDs (block << 16
+ * | offset) and ranks in main (2 * the index of main's first key >= the
+ * key, + 1 if equal); the arrays have room for every entry, n are used
+ */
+typedef struct PtreeMergePlan
+{
+	uint64		n;
+	uint64	   *keys;
+	uint64	   *tids;
+	uint64	   *ranks;
+} PtreeMergePlan;
+
+extern bool ptree_merge_plan(const struct GxPtreeMirror *m, const uint64 *keys, const uint64 *tids,
+							 uint64 n, PtreeMergePlan *plan);
 
 extern void ptree_lookup_batch(Relation index, PtreeEngine *pe, const PtreeKey *probes,
 							   const bool *valid, int n, int64 **tidoff, ItemPointerData **tids);

@@ -12,12 +12,46 @@
 #include "access/tableam.h"
 #include "access/xloginsert.h"
 #include "catalog/index.h"
+#include "catalog/pg_type.h"
+#include "fmgr.h"
+#include "funcapi.h"
 #include "miscadmin.h"
+#include "portability/instr_time.h"
 #include "storage/indexfsm.h"
 #include "storage/smgr.h"
 #include "utils/memutils.h"
 
+#include "gx_ptree.h"
 #include "ptree.h"
+
+/* gpuext.ptree_merge_plan: when merges of fixed-width keys are planned */
+int			ptree_merge_plan_mode = PTREE_MERGE_PLAN_AUTO;
+
+/* this backend's merges (gpuext_ptree_merge_stats) */
+static struct
+{
+	int64		gpu;			/* planned on the GPU */
+	int64		cpu;			/* planned on the CPU engine */
+	int64		walk;			/* merged by comparing keys (text, no mirror, plan off) */
+	int64		entries;		/* delta entries planned */
+	int64		duplicates;		/* exact duplicates the plans dropped */
+	double		plan_ms;		/* planning, mirror included */
+	double		merge_ms;		/* whole merges, rewrite included */
+} merge_stats;
+
+/*
+ * A planned merge as the rewrite consumes it: the plan of the non-NULL
+ * entries, the NULL entries' TIDs (sorted, distinct), the key length and
+ * main's number of distinct non-NULL keys (the ranks' range)
+ */
+typedef struct PtreeSplice
+{
+	PtreeMergePlan plan;
+	ItemPointerData *nulls;
+	Size		nnulls;
+	uint32		keylen;
+	uint64		nmain;
+} PtreeSplice;
 
 /* one (key, TID) of the build or of the delta, with its key copied */
 typedef struct PtreeEntry
@@ -318,21 +352,26 @@ ptree_merge_flush(PtreeMergeState *ms)
 }
 
 /*
- * Add TIDs of a key to the merge; keys arrive in non-decreasing order
+ * Start gathering the posting list of a new key (the previous one is
+ * emitted)
  */
 static void
-ptree_merge_add(PtreeMergeState *ms, const PtreeKey *key, ItemPointer tids, int ntids)
+ptree_merge_start(PtreeMergeState *ms, const PtreeKey *key)
 {
-	if (ms->haskey && ptree_key_compare(&ms->key, key) != 0)
-		ptree_merge_flush(ms);
-	if (!ms->haskey)
-	{
-		ms->key.isnull = key->isnull;
-		ms->key.len = key->isnull ? 0 : key->len;
-		memcpy(ms->keybuf, key->data, ms->key.len);
-		ms->key.data = ms->keybuf;
-		ms->haskey = true;
-	}
+	ptree_merge_flush(ms);
+	ms->key.isnull = key->isnull;
+	ms->key.len = key->isnull ? 0 : key->len;
+	memcpy(ms->keybuf, key->data, ms->key.len);
+	ms->key.data = ms->keybuf;
+	ms->haskey = true;
+}
+
+/*
+ * Add TIDs to the posting list being gathered
+ */
+static void
+ptree_merge_tids(PtreeMergeState *ms, const ItemPointerData *tids, int ntids)
+{
 	if (ms->ntids + ntids > ms->maxtids)
 	{
 		while (ms->ntids + ntids > ms->maxtids)
@@ -341,6 +380,82 @@ ptree_merge_add(PtreeMergeState *ms, const PtreeKey *key, ItemPointer tids, int 
 	}
 	memcpy(ms->tids + ms->ntids, tids, sizeof(ItemPointerData) * ntids);
 	ms->ntids += ntids;
+}
+
+/*
+ * Add TIDs of a key to the merge; keys arrive in non-decreasing order
+ */
+static void
+ptree_merge_add(PtreeMergeState *ms, const PtreeKey *key, ItemPointer tids, int ntids)
+{
+	if (!ms->haskey || ptree_key_compare(&ms->key, key) != 0)
+		ptree_merge_start(ms, key);
+	ptree_merge_tids(ms, tids, ntids);
+}
+
+/* A TID as the mirror and the merge plan keep it, and back */
+static inline uint64
+ptree_tid64(const ItemPointerData *tid)
+{
+	return ((uint64) ItemPointerGetBlockNumberNoCheck(tid) << 16) |
+		ItemPointerGetOffsetNumberNoCheck(tid);
+}
+
+static inline void
+ptree_tid_from64(uint64 v, ItemPointerData *tid)
+{
+	ItemPointerSet(tid, (BlockNumber) (v >> 16), (OffsetNumber) (v & 0xFFFF));
+}
+
+/*
+ * Emit the planned entries [*e, ...) whose rank is below 'upto' (2k + 1:
+ * those before main's key k, of rank 2k), one posting list per key: keys
+ * that main does not have
+ */
+static void
+ptree_splice_new_keys(PtreeMergeState *ms, const PtreeSplice *sp, Size *e, uint64 upto)
+{
+	const PtreeMergePlan *p = &sp->plan;
+	char		bytes[8];
+	PtreeKey	key = {false, sp->keylen, bytes};
+
+	while (*e < p->n && p->ranks[*e] < upto)
+	{
+		uint64		k = p->keys[*e];
+		ItemPointerData tid;
+
+		if (p->ranks[*e] & 1)
+			ereport(ERROR,
+					(errcode(ERRCODE_INTERNAL_ERROR),
+					 errmsg("gpuext_ptree: merge plan ranks an entry equal to a main key it passed")));
+		for (uint32 b = 0; b < sp->keylen; b++)
+			bytes[b] = (char) (k >> (8 * (sp->keylen - 1 - b)));
+		ptree_merge_start(ms, &key);
+		for (; *e < p->n && p->keys[*e] == k; (*e)++)
+		{
+			ptree_tid_from64(p->tids[*e], &tid);
+			ptree_merge_tids(ms, &tid, 1);
+		}
+	}
+}
+
+/*
+ * Add the planned entries [*e, ...) of rank 'rank' (equal to the main key
+ * being started) to its posting list
+ */
+static void
+ptree_splice_equal(PtreeMergeState *ms, const PtreeSplice *sp, Size *e, uint64 rank)
+{
+	const PtreeMergePlan *p = &sp->plan;
+
+	for (; *e < p->n && p->ranks[*e] == rank; (*e)++)
+	{
+		ItemPointerData tid;
+
+		Assert(gx_ptree_key64((const unsigned char *) ms->key.data, ms->key.len) == p->keys[*e]);
+		ptree_tid_from64(p->tids[*e], &tid);
+		ptree_merge_tids(ms, &tid, 1);
+	}
 }
 
 /*
@@ -389,9 +504,14 @@ ptree_main_pages(Relation index, BlockNumber root, uint32 levels, uint32 gen, Li
  * Write a new main structure from the old main and sorted entries, then
  * switch the metapage to it and empty the delta.  The caller holds the
  * metapage exclusively.  With a callback (VACUUM), dead TIDs are dropped.
+ * The entries come either as a planned merge (sp: sorted, ranked in main,
+ * spliced in as main's leaves stream past, no key compared with main's),
+ * or unsorted (sorted here and merged by comparing keys).  Both write the
+ * same pages.
  */
 static void
 ptree_rewrite(Relation index, Buffer metabuf, PtreeEntry *entries, Size nentries,
+			  const PtreeSplice *sp,
 			  List *old_blocks, IndexBulkDeleteCallback callback, void *callback_state,
 			  IndexBulkDeleteResult *stats)
 {
@@ -406,6 +526,9 @@ ptree_rewrite(Relation index, Buffer metabuf, PtreeEntry *entries, Size nentries
 	Size		e = 0;
 	ListCell   *lc;
 	char	   *leafcopy;
+	uint64		k = 0;			/* planned: main's distinct non-NULL keys started */
+	bool		in_main = false;	/* planned: gathering a main key */
+	bool		nulls_done = false;
 
 	/* a fresh generation, WAL-logged before any page is written with it */
 	state = GenericXLogStart(index);
@@ -454,6 +577,34 @@ ptree_rewrite(Relation index, Buffer metabuf, PtreeEntry *entries, Size nentries
 			PtreeKey	key;
 
 			ptree_tuple_key(t, &key);
+			if (sp != NULL)
+			{
+				/* planned: a tuple of the main key being gathered goes on */
+				if (in_main && ptree_key_compare(&ms->key, &key) == 0)
+				{
+					ptree_merge_tids(ms, PtreeTupleTids(t), t->ntids);
+					continue;
+				}
+				if (key.isnull)
+				{
+					/* the NULLs: after every key, the delta's NULLs with them */
+					ptree_splice_new_keys(ms, sp, &e, PG_UINT64_MAX);
+					ptree_merge_start(ms, &key);
+					ptree_merge_tids(ms, sp->nulls, (int) sp->nnulls);
+					nulls_done = true;
+				}
+				else
+				{
+					/* main key k: the delta's smaller keys, then k with its equals */
+					ptree_splice_new_keys(ms, sp, &e, 2 * k + 1);
+					ptree_merge_start(ms, &key);
+					ptree_splice_equal(ms, sp, &e, 2 * k + 1);
+					k++;
+				}
+				in_main = true;
+				ptree_merge_tids(ms, PtreeTupleTids(t), t->ntids);
+				continue;
+			}
 			/* entries with smaller keys go first */
 			while (e < nentries)
 			{
@@ -467,6 +618,23 @@ ptree_rewrite(Relation index, Buffer metabuf, PtreeEntry *entries, Size nentries
 			ptree_merge_add(ms, &key, PtreeTupleTids(t), t->ntids);
 		}
 		blkno = PtreePageGetOpaque(page)->next;
+	}
+	if (sp != NULL)
+	{
+		/* planned: keys after main's last, then NULLs if main had none */
+		ptree_splice_new_keys(ms, sp, &e, PG_UINT64_MAX);
+		if (!nulls_done && sp->nnulls > 0)
+		{
+			PtreeKey	nk = {true, 0, ""};
+
+			ptree_merge_start(ms, &nk);
+			ptree_merge_tids(ms, sp->nulls, (int) sp->nnulls);
+		}
+		if (k != sp->nmain || e != sp->plan.n)
+			ereport(ERROR,
+					(errcode(ERRCODE_INTERNAL_ERROR),
+					 errmsg("gpuext_ptree index \"%s\": merge plan of " UINT64_FORMAT " keys does not match main's " UINT64_FORMAT,
+							RelationGetRelationName(index), sp->nmain, k)));
 	}
 	for (; e < nentries; e++)
 	{
@@ -513,25 +681,61 @@ ptree_rewrite(Relation index, Buffer metabuf, PtreeEntry *entries, Size nentries
 }
 
 /*
- * Merge the delta into main (and, for VACUUM, drop dead TIDs); the caller
- * holds the metapage exclusively
+ * The mirror whose keys rank a planned merge of n entries of an index
+ * with 'keylen'-byte keys, or NULL when the merge compares keys.  A bare
+ * header when main has no non-NULL key.  With gpuext.ptree_merge_plan =
+ * on, the backend's mirror of the live generation, built now if it has
+ * none; with auto, only one the backend has (building one reads all of
+ * main and, measured, costs more than the comparisons the plan saves, on
+ * either engine: the rewrite is the same).  NULL also when the mirror is
+ * over gpuext.ptree_mirror_max_mb or its keys cannot be read as merge
+ * keys.
  */
-void
-ptree_merge(Relation index, Buffer metabuf, IndexBulkDeleteCallback callback,
-			void *callback_state, IndexBulkDeleteResult *stats)
+static const GxPtreeMirror *
+ptree_merge_mirror(Relation index, PtreeMetaData *meta, uint32 keylen)
 {
-	PtreeMetaData *meta = PtreePageGetMeta(BufferGetPage(metabuf));
-	MemoryContext ctx = AllocSetContextCreate(CurrentMemoryContext,
-											  "gpuext_ptree merge",
-											  ALLOCSET_DEFAULT_SIZES);
-	MemoryContext old = MemoryContextSwitchTo(ctx);
-	PtreeEntry *entries;
-	Size		nentries = 0;
-	Size		maxentries = Max(meta->delta_tids, 16);
-	BlockNumber blkno = meta->delta_head;
-	List	   *old_blocks = NIL;
+	static GxPtreeMirror empty;
+	const GxPtreeMirror *m;
+	bool		too_large;
 
-	entries = palloc_extended(sizeof(PtreeEntry) * maxentries, MCXT_ALLOC_HUGE);
+	if (meta->main_keys == 0)
+	{
+		empty.magic = GX_PTREE_MAGIC;
+		return &empty;
+	}
+	m = ptree_mirror_cached(index, meta);
+	if (m == NULL && ptree_mirror_fits(meta) && ptree_merge_plan_mode == PTREE_MERGE_PLAN_ON)
+		m = ptree_mirror_get(index, meta, true, &too_large);
+	if (m == NULL || !gx_ptree_merge_mirror_ok(m, keylen))
+		return NULL;
+	return m;
+}
+
+/* qsort order of planned NULL entries' TIDs is ptree_tid_cmp */
+
+/*
+ * Read the delta: as 64-bit keys and TIDs for a planned merge (keylen >
+ * 0; NULL keys' TIDs apart), else as entries with their keys copied
+ */
+static void
+ptree_read_delta(Relation index, PtreeMetaData *meta, uint32 keylen, PtreeEntry **entries,
+				 Size *nentries, uint64 **keys, uint64 **tids, ItemPointerData **nulls,
+				 Size *nnulls, List **old_blocks)
+{
+	Size		max = Max(meta->delta_tids, 16);
+	Size		maxnulls = 16;
+	BlockNumber blkno = meta->delta_head;
+
+	*nentries = 0;
+	*nnulls = 0;
+	if (keylen > 0)
+	{
+		*keys = palloc_extended(sizeof(uint64) * max, MCXT_ALLOC_HUGE);
+		*tids = palloc_extended(sizeof(uint64) * max, MCXT_ALLOC_HUGE);
+		*nulls = palloc(sizeof(ItemPointerData) * maxnulls);
+	}
+	else
+		*entries = palloc_extended(sizeof(PtreeEntry) * max, MCXT_ALLOC_HUGE);
 	while (BlockNumberIsValid(blkno))
 	{
 		Buffer		buf = ReadBuffer(index, blkno);
@@ -551,32 +755,179 @@ ptree_merge(Relation index, Buffer metabuf, IndexBulkDeleteCallback callback,
 		for (off = FirstOffsetNumber; off <= maxoff; off++)
 		{
 			PtreeTuple	t = (PtreeTuple) PageGetItem(page, PageGetItemId(page, off));
+			bool		isnull = (t->flags & PTREE_TUPLE_NULL) != 0;
 			int			i;
 
+			if (keylen > 0 && !isnull && t->keylen != keylen)
+				ereport(ERROR,
+						(errcode(ERRCODE_INDEX_CORRUPTED),
+						 errmsg("gpuext_ptree index \"%s\": delta key of %u bytes in block %u, expected %u",
+								RelationGetRelationName(index), t->keylen, blkno, keylen)));
 			for (i = 0; i < t->ntids; i++)
 			{
-				PtreeEntry *en;
-
-				if (nentries == maxentries)
+				if (keylen > 0 && isnull)
 				{
-					maxentries *= 2;
-					entries = repalloc_huge(entries, sizeof(PtreeEntry) * maxentries);
+					if (*nnulls == maxnulls)
+					{
+						maxnulls *= 2;
+						*nulls = repalloc_huge(*nulls, sizeof(ItemPointerData) * maxnulls);
+					}
+					(*nulls)[(*nnulls)++] = PtreeTupleTids(t)[i];
+					continue;
 				}
-				en = &entries[nentries++];
-				en->tid = PtreeTupleTids(t)[i];
-				en->isnull = (t->flags & PTREE_TUPLE_NULL) != 0;
-				en->len = t->keylen;
-				en->data = palloc(Max(t->keylen, 1));
-				memcpy(en->data, t->data, t->keylen);
+				if (*nentries == max)
+				{
+					max *= 2;
+					if (keylen > 0)
+					{
+						*keys = repalloc_huge(*keys, sizeof(uint64) * max);
+						*tids = repalloc_huge(*tids, sizeof(uint64) * max);
+					}
+					else
+						*entries = repalloc_huge(*entries, sizeof(PtreeEntry) * max);
+				}
+				if (keylen > 0)
+				{
+					(*keys)[*nentries] = gx_ptree_key64((const unsigned char *) t->data, keylen);
+					(*tids)[*nentries] = ptree_tid64(&PtreeTupleTids(t)[i]);
+				}
+				else
+				{
+					PtreeEntry *en = &(*entries)[*nentries];
+
+					en->tid = PtreeTupleTids(t)[i];
+					en->isnull = isnull;
+					en->len = t->keylen;
+					en->data = palloc(Max(t->keylen, 1));
+					memcpy(en->data, t->data, t->keylen);
+				}
+				(*nentries)++;
 			}
 		}
-		old_blocks = lappend_int(old_blocks, (int) blkno);
+		*old_blocks = lappend_int(*old_blocks, (int) blkno);
 		blkno = PtreePageGetOpaque(page)->next;
 		UnlockReleaseBuffer(buf);
 	}
-	ptree_rewrite(index, metabuf, entries, nentries, old_blocks, callback, callback_state, stats);
+}
+
+/*
+ * Merge the delta into main (and, for VACUUM, drop dead TIDs); the caller
+ * holds the metapage exclusively.  Fixed-width keys (as
+ * gpuext.ptree_merge_plan says, with a mirror to rank them in) are planned
+ * first on the GPU or the CPU engine (ptree_merge_plan), other merges
+ * compare keys; both write the same index.
+ */
+void
+ptree_merge(Relation index, Buffer metabuf, IndexBulkDeleteCallback callback,
+			void *callback_state, IndexBulkDeleteResult *stats)
+{
+	PtreeMetaData *meta = PtreePageGetMeta(BufferGetPage(metabuf));
+	MemoryContext ctx = AllocSetContextCreate(CurrentMemoryContext,
+											  "gpuext_ptree merge",
+											  ALLOCSET_DEFAULT_SIZES);
+	MemoryContext old = MemoryContextSwitchTo(ctx);
+	PtreeEntry *entries = NULL;
+	Size		nentries = 0;
+	List	   *old_blocks = NIL;
+	uint32		keylen = 0;
+	const GxPtreeMirror *m = NULL;
+	PtreeSplice sp;
+	uint64	   *keys = NULL,
+			   *tids = NULL;
+	const char *engine = "compare";
+	instr_time	start,
+				planned,
+				done;
+
+	INSTR_TIME_SET_CURRENT(start);
+	memset(&sp, 0, sizeof(sp));
+	if (ptree_merge_plan_mode != PTREE_MERGE_PLAN_OFF && meta->delta_tids > 0)
+	{
+		switch (meta->keytype)
+		{
+			case INT4OID:
+			case DATEOID:
+				keylen = 4;
+				break;
+			case INT8OID:
+			case TIMESTAMPOID:
+				keylen = 8;
+				break;
+			default:
+				keylen = 0;
+		}
+		if (keylen > 0 && (m = ptree_merge_mirror(index, meta, keylen)) == NULL)
+			keylen = 0;
+	}
+	ptree_read_delta(index, meta, keylen, &entries, &nentries, &keys, &tids, &sp.nulls,
+					 &sp.nnulls, &old_blocks);
+	if (keylen > 0)
+	{
+		Size		n = 0;
+
+		sp.keylen = keylen;
+		sp.nmain = m->nkeys;
+		sp.plan.keys = palloc_extended(sizeof(uint64) * Max(nentries, 1), MCXT_ALLOC_HUGE);
+		sp.plan.tids = palloc_extended(sizeof(uint64) * Max(nentries, 1), MCXT_ALLOC_HUGE);
+		sp.plan.ranks = palloc_extended(sizeof(uint64) * Max(nentries, 1), MCXT_ALLOC_HUGE);
+		engine = ptree_merge_plan(m, keys, tids, nentries, &sp.plan) ? "GPU" : "CPU engine";
+		/* the NULL entries: sorted TIDs, duplicates dropped */
+		if (sp.nnulls > 1)
+			qsort(sp.nulls, sp.nnulls, sizeof(ItemPointerData), ptree_tid_cmp);
+		for (Size i = 0; i < sp.nnulls; i++)
+			if (n == 0 || !ItemPointerEquals(&sp.nulls[n - 1], &sp.nulls[i]))
+				sp.nulls[n++] = sp.nulls[i];
+		merge_stats.duplicates += (int64) (nentries - sp.plan.n) + (int64) (sp.nnulls - n);
+		merge_stats.entries += (int64) (nentries + sp.nnulls);
+		sp.nnulls = n;
+		if (strcmp(engine, "GPU") == 0)
+			merge_stats.gpu++;
+		else
+			merge_stats.cpu++;
+		nentries = 0;
+	}
+	else
+		merge_stats.walk++;
+	INSTR_TIME_SET_CURRENT(planned);
+	ptree_rewrite(index, metabuf, entries, nentries, keylen > 0 ? &sp : NULL, old_blocks,
+				  callback, callback_state, stats);
+	INSTR_TIME_SET_CURRENT(done);
+	INSTR_TIME_SUBTRACT(done, start);
+	INSTR_TIME_SUBTRACT(planned, start);
+	merge_stats.plan_ms += INSTR_TIME_GET_MILLISEC(planned);
+	merge_stats.merge_ms += INSTR_TIME_GET_MILLISEC(done);
+	elog(DEBUG1, "gpuext_ptree index \"%s\": merged the delta (%s) in %.3f ms, %.3f ms of it planning",
+		 RelationGetRelationName(index), engine, INSTR_TIME_GET_MILLISEC(done),
+		 INSTR_TIME_GET_MILLISEC(planned));
 	MemoryContextSwitchTo(old);
 	MemoryContextDelete(ctx);
+}
+
+PG_FUNCTION_INFO_V1(gpuext_ptree_merge_stats);
+
+/*
+ * gpuext_ptree_merge_stats(): this backend's merges of gpuext_ptree
+ * deltas since it started, by how they were merged, and their times
+ */
+Datum
+gpuext_ptree_merge_stats(PG_FUNCTION_ARGS)
+{
+	TupleDesc	tupdesc;
+	Datum		values[7];
+	bool		nulls[7] = {false};
+
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("gpuext_ptree_merge_stats must be called in a context that accepts a record")));
+	values[0] = Int64GetDatum(merge_stats.gpu);
+	values[1] = Int64GetDatum(merge_stats.cpu);
+	values[2] = Int64GetDatum(merge_stats.walk);
+	values[3] = Int64GetDatum(merge_stats.entries);
+	values[4] = Int64GetDatum(merge_stats.duplicates);
+	values[5] = Float8GetDatum(merge_stats.plan_ms);
+	values[6] = Float8GetDatum(merge_stats.merge_ms);
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(tupdesc), values, nulls)));
 }
 
 /*
@@ -662,7 +1013,7 @@ ptreebuild(Relation heap, Relation index, IndexInfo *indexInfo)
 						   ptree_build_callback, (void *) &bs, NULL);
 
 	metabuf = ptree_create_metapage(index);
-	ptree_rewrite(index, metabuf, bs.entries, bs.nentries, NIL, NULL, NULL, NULL);
+	ptree_rewrite(index, metabuf, bs.entries, bs.nentries, NULL, NIL, NULL, NULL, NULL);
 	meta = PtreePageGetMeta(BufferGetPage(metabuf));
 
 	result = (IndexBuildResult *) palloc(sizeof(IndexBuildResult));
@@ -737,7 +1088,7 @@ ptreeinsert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid,
 		if (PageGetFreeSpace(BufferGetPage(tailbuf)) < MAXALIGN(size))
 		{
 			/* the tail is full: merge a full delta first, then start a page */
-			if (meta->delta_pages >= (uint32) ptree_delta_limit(index))
+			if (meta->delta_pages >= (uint32) ptree_delta_limit(index, meta))
 			{
 				UnlockReleaseBuffer(tailbuf);
 				tailbuf = InvalidBuffer;

@@ -405,3 +405,95 @@ ptree_engine_explain(PtreeEngine *pe, ExplainState *es)
 	ExplainPropertyInteger("Fallback Batches", NULL, pe->engine.fallback_batches, es);
 	ExplainPropertyFloat("Device Time", "ms", pe->engine.device_ms, 3, es);
 }
+
+/*
+ * Plan the merge of n delta entries (64-bit keys and TIDs, gx_ptree.h)
+ * into main, whose distinct keys are mirror m's: the entries come back
+ * sorted by (key, TID), exact duplicates dropped, each with its rank in
+ * main (plan->keys, tids, ranks; plan->n kept).  The GPU plans it when
+ * there is one and gpuext is on, the batch holds at least
+ * gpuext.ptree_gpu_batch_min entries (any number with
+ * gpuext.force_offload) and fits a share of the DMA arena, and the
+ * mirror's device copy can be had; the CPU engine otherwise (and for an
+ * empty main, whose mirror is a bare header).  The caller holds the
+ * metapage: a GPU plan waits for the service under that lock, as a merge
+ * of that size would wait for its own writes (no cancel meanwhile).
+ * Returns true if the GPU planned it.
+ */
+bool
+ptree_merge_plan(const GxPtreeMirror *m, const uint64 *keys, const uint64 *tids, uint64 n,
+				 PtreeMergePlan *plan)
+{
+	PtreeEngine pe;
+	GxEngine   *engine = NULL;
+	GxPendingBatch pb;
+	GxBatch    *b;
+	uint32		task = 0;
+	uint32		cpu_id;
+	Size		prog_at,
+				out_at;
+	const uint64 *out;
+	bool		gpu;
+	MemoryContext cxt,
+				old;
+
+	plan->n = 0;
+	if (n == 0)
+		return false;
+	if (n >= PG_UINT32_MAX)
+		elog(ERROR, "gpuext_ptree: a delta of " UINT64_FORMAT " entries is too large to merge", n);
+	prog_at = TYPEALIGN(16, sizeof(GxBatch));
+	out_at = TYPEALIGN(16, prog_at + gx_ptree_merge_in_size(n));
+	ptree_engine_init(&pe);
+	if (m->nkeys > 0 && gx_shared != NULL &&
+		out_at + gx_ptree_merge_out_size(n) <= gx_shared->arena_size / 4 &&
+		want_gpu(&pe, (int) Min(n, (uint64) INT_MAX)))
+	{
+		task = device_copy(&pe, m);
+		if (task != 0)
+			engine = &pe.engine;
+	}
+	if (engine == NULL)
+		engine = cpu_engine(&pe);
+
+	cxt = AllocSetContextCreate(CurrentMemoryContext, "gpuext_ptree merge plan",
+								ALLOCSET_DEFAULT_SIZES);
+	old = MemoryContextSwitchTo(cxt);
+	cpu_id = gx_cpu_table_register((void *) m, cxt);
+	b = gx_engine_batch_alloc(engine, &pb, out_at + gx_ptree_merge_out_size(n));
+	b->kind = GX_REQ_PTREE_MERGE;
+	b->pages_offset = sizeof(GxBatch);
+	b->program_offset = prog_at;
+	b->program_len = gx_ptree_merge_in_size(n);
+	b->out_offset = out_at;
+	b->out_len = gx_ptree_merge_out_size(n);
+	b->arg = n;
+	b->arg2 = cpu_id;
+	b->task_id = task;
+	memcpy((char *) b + prog_at, keys, n * sizeof(uint64));
+	memcpy((char *) b + prog_at + n * sizeof(uint64), tids, n * sizeof(uint64));
+	gx_engine_submit(engine, &pb);
+	if (!gx_engine_wait(engine, &pb))
+		elog(ERROR, "gpuext_ptree: a merge plan batch failed");	/* cannot happen: batches rerun */
+	out = (const uint64 *) gx_batch_out(pb.batch);
+	if (out[0] > n)
+		elog(ERROR, "gpuext_ptree: a merge plan kept " UINT64_FORMAT " of " UINT64_FORMAT " entries",
+			 out[0], n);
+	MemoryContextSwitchTo(old);
+	plan->n = out[0];
+	memcpy(plan->keys, out + 1, plan->n * sizeof(uint64));
+	memcpy(plan->tids, out + 1 + n, plan->n * sizeof(uint64));
+	memcpy(plan->ranks, out + 1 + 2 * n, plan->n * sizeof(uint64));
+	gpu = task != 0 && engine->gpu_batches > 0 && engine->fallback_batches == 0;
+	gx_engine_batch_free(&pb);
+	gx_cpu_table_unregister(cpu_id, m);
+	MemoryContextDelete(cxt);
+
+	/* a GPU batch failed (and ran on the CPU engine): the copy may be bad */
+	if (task != 0 && engine->fallback_batches > 0)
+	{
+		ptree_device_forget(m);
+		free_doomed();
+	}
+	return gpu;
+}

@@ -495,6 +495,27 @@ ptree_mirror_fits(PtreeMetaData *meta)
 }
 
 /*
+ * The mirror of generation meta->gen of the index if this backend has one
+ * (none is built), else NULL
+ */
+GxPtreeMirror *
+ptree_mirror_cached(Relation index, PtreeMetaData *meta)
+{
+	PtreeMirrorKey key;
+
+	ptree_mirror_key(index, meta, &key);
+	for (int i = 0; i < PTREE_MIRROR_CACHE; i++)
+	{
+		PtreeMirrorEntry *e = &mirror_cache[i];
+
+		if (e->mirror && memcmp(&e->key, &key, sizeof(key)) == 0 &&
+			(double) e->mirror->total_size <= ptree_mirror_cap())
+			return e->mirror;
+	}
+	return NULL;
+}
+
+/*
  * The mirror of generation meta->gen of the index, built if this backend
  * has none.  NULL if the generation was replaced during the build (see
  * ptree_mirror_build), or, with *too_large, if the mirror is over

@@ -221,6 +221,12 @@ scratch_needed(GxBatch *b, int kind)
 				!gx_ptree_probes_ok((uint32) b->arg, b->program_len))
 				return 256;
 			return gx_ptree_lookup_scratch(b->program_len, b->arg);
+		case GX_REQ_PTREE_MERGE:
+			/* entries, sort buffers, flags, output, CUB's storage */
+			if (b->arg == 0 || b->arg >= PG_UINT32_MAX ||
+				b->program_len < gx_ptree_merge_in_size(b->arg))
+				return 256;
+			return gx_ptree_merge_scratch(b->arg);
 		default:
 			return 0;
 	}

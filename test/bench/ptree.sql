@@ -198,6 +198,38 @@ INSERT INTO bpt_ptree SELECT (g::int8 * 3 + 1):::keytype, g % 100000, 'new' || g
 SELECT count(*), sum(i) FROM bpt_btree WHERE k = ANY(ARRAY(SELECT (g * 7):::keytype FROM generate_series(1, 10000) g));
 SELECT count(*), sum(i) FROM bpt_ptree WHERE k = ANY(ARRAY(SELECT (g * 7):::keytype FROM generate_series(1, 10000) g));
 \timing off
+SELECT greatest(:nins, 30000) AS mins \gset
+\echo == merges of an int index alone (:mins rows each, at least 2 merges of 32 delta pages): comparing keys, planned (gpuext on: on the GPU when the service has one), and with delta_percent = 2
+CREATE UNLOGGED TABLE bpt_merge AS SELECT k FROM bpt_btree;
+CREATE INDEX bpt_merge_k ON bpt_merge USING gpuext_ptree (k);
+CREATE UNLOGGED TABLE bpt_merge_ins AS SELECT (g::int8 * 5 + 2):::keytype AS k FROM generate_series(1, 3 * :mins) g;
+\timing on
+SET gpuext.ptree_merge_plan = off;
+SELECT * FROM gpuext_ptree_merge_stats() \gset m_
+INSERT INTO bpt_merge SELECT k FROM bpt_merge_ins LIMIT :mins;
+SELECT compare_merges - :m_compare_merges AS compare_merges, round(merge_ms - :m_merge_ms) AS merge_ms
+  FROM gpuext_ptree_merge_stats();
+SET gpuext.enabled = on;
+SET gpuext.ptree_merge_plan = on;
+SELECT * FROM gpuext_ptree_merge_stats() \gset m_
+INSERT INTO bpt_merge SELECT k FROM bpt_merge_ins OFFSET :mins LIMIT :mins;
+SELECT gpu_merges - :m_gpu_merges AS gpu_merges, cpu_merges - :m_cpu_merges AS cpu_merges,
+       round(plan_ms - :m_plan_ms) AS plan_ms, round(merge_ms - :m_merge_ms) AS merge_ms
+  FROM gpuext_ptree_merge_stats();
+SET gpuext.enabled = off;
+RESET gpuext.ptree_merge_plan;
+ALTER INDEX bpt_merge_k SET (delta_percent = 2);
+SELECT * FROM gpuext_ptree_merge_stats() \gset m_
+INSERT INTO bpt_merge SELECT k FROM bpt_merge_ins OFFSET 2 * :mins;
+SELECT compare_merges - :m_compare_merges AS compare_merges, round(merge_ms - :m_merge_ms) AS merge_ms
+  FROM gpuext_ptree_merge_stats();
+SELECT count(*) FROM bpt_merge WHERE k = ANY(ARRAY(SELECT (g * 5 + 2):::keytype FROM generate_series(1, 1000) g));
+\timing off
+\if :large
+\else
+SELECT gpuext_ptree_check('bpt_merge_k', true) IS NOT NULL AS merge_k_checked;
+\endif
+DROP TABLE bpt_merge, bpt_merge_ins;
 \echo == the answers agree
 SELECT :'c_btree_nl' = :'c_ptree' AND :'s_btree_nl' = :'s_ptree' AS ptree_join_same,
        :'c_btree_nl' = :'c_ptree_par' AND :'s_btree_nl' = :'s_ptree_par' AS ptree_parallel_join_same,

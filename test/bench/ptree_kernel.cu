@@ -20,8 +20,17 @@
 // every result against a binary search of the sorted keys on the host.
 // Exit 2 on a CUDA error, 1 on a wrong result.
 //
-//   nvcc -O3 -arch=sm_90 -I cuda -o /tmp/ptree_kernel test/bench/ptree_kernel.cu
-//   /tmp/ptree_kernel [KEYS [PROBES [REPS]]]      (default 100000000 10000000 5)
+// Then the merge plan of issue 8 (cuda/ptree.cu's GX_REQ_PTREE_MERGE) for
+// MERGE delta entries against the same mirror: the entries' 64-bit keys
+// ((g * 104729) mod (4 * KEYS), a tenth of them repeated with the same
+// TID: exact duplicates) and TIDs, sorted by (key, TID) with two CUB radix
+// sorts, flagged, scanned, and each kept entry ranked in the mirror
+// (gx_ptree_merge_emit); timed on the device (events, best of REPS), and
+// with the entries copied in and the plan out; checked against std::sort,
+// unique and lower_bound on the host.
+//
+//   nvcc -O3 -std=c++17 -arch=sm_90 -I cuda -o /tmp/ptree_kernel test/bench/ptree_kernel.cu
+//   /tmp/ptree_kernel [KEYS [PROBES [REPS [MERGE]]]]   (default 100000000 10000000 5 1000000)
 //
 // Without nvcc (g++ -x c++ -O2 -I cuda), the same program runs the lookups
 // on the host: a check of the mirror and the results, no device figures.
@@ -36,6 +45,8 @@
 #include "gx_ptree.h"
 
 #ifdef __CUDACC__
+#include <cub/device/device_radix_sort.cuh>
+#include <cub/device/device_scan.cuh>
 #include <cuda_runtime.h>
 
 #define CK(call)                                                                  \
@@ -57,6 +68,26 @@ lookup_kernel(const GxPtreeMirror *__restrict__ mirror, const uint32_t *__restri
        i += gridDim.x * blockDim.x)
     if (!gx_ptree_probe(mirror, area, len, nprobes, i, out))
       *bad = 1;
+}
+
+// cuda/ptree.cu's merge plan kernels
+__global__ void __launch_bounds__(PTREE_THREADS)
+merge_flag_kernel(const uint64_t *__restrict__ keys, const uint64_t *__restrict__ tids, uint32_t n,
+                  uint32_t *__restrict__ flags) {
+  for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i <= n; i += gridDim.x * blockDim.x)
+    flags[i] = i < n ? (uint32_t) gx_ptree_merge_keep(keys, tids, i) : 0;
+}
+
+__global__ void __launch_bounds__(PTREE_THREADS)
+merge_emit_kernel(const GxPtreeMirror *__restrict__ mirror, const uint64_t *__restrict__ keys,
+                  const uint64_t *__restrict__ tids, const uint32_t *__restrict__ flags,
+                  const uint32_t *__restrict__ pos, uint32_t n, uint64_t *__restrict__ out) {
+  for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+    if (i == 0)
+      out[0] = pos[n];
+    if (flags[i])
+      gx_ptree_merge_emit(mirror, keys, tids, i, pos[i], n, out);
+  }
 }
 #endif
 
@@ -128,6 +159,7 @@ int main(int argc, char **argv) {
   uint64_t nkeys = argc > 1 ? strtoull(argv[1], NULL, 10) : 100000000;
   uint32_t nprobes = argc > 2 ? (uint32_t) strtoul(argv[2], NULL, 10) : 10000000;
   int reps = argc > 3 ? atoi(argv[3]) : 5;
+  uint32_t nmerge = argc > 4 ? (uint32_t) strtoul(argv[4], NULL, 10) : 1000000;
   uint64_t range = 4 * nkeys;
 
   auto t0 = std::chrono::steady_clock::now();
@@ -249,5 +281,137 @@ int main(int argc, char **argv) {
       return 1;
     }
   printf("ptree_kernel: every result checked\n");
+
+  // the merge plan: entries, a tenth repeated (exact duplicates)
+  uint32_t n = nmerge;
+  std::vector<uint64_t> min_(2 * (size_t) n);    // keys[n], then tids[n] (the program area)
+  for (uint32_t i = 0; i < n; i++) {
+    uint32_t g = i % 10 == 9 ? i - 9 + 1 : i + 1;
+    unsigned char kb[4];
+    norm_int4((int32_t) (((uint64_t) g * 104729) % range), kb);
+    min_[i] = gx_ptree_key64(kb, 4);
+    min_[n + i] = ((uint64_t) (g / 200) << 16) | (g % 200 + 1);
+  }
+  // the host's answer: sort, unique, lower_bound
+  std::vector<std::pair<uint64_t, uint64_t>> ref(n);
+  for (uint32_t i = 0; i < n; i++)
+    ref[i] = {min_[i], min_[n + i]};
+  auto t2 = std::chrono::steady_clock::now();
+  std::sort(ref.begin(), ref.end());
+  ref.erase(std::unique(ref.begin(), ref.end()), ref.end());
+  std::vector<uint64_t> mkeys(nkeys);
+  for (uint64_t i = 0; i < nkeys; i++)
+    mkeys[i] = gx_ptree_mirror_key64(m, i);
+  std::vector<uint64_t> rank(ref.size());
+  for (size_t i = 0; i < ref.size(); i++) {
+    auto it = std::lower_bound(mkeys.begin(), mkeys.end(), ref[i].first);
+    rank[i] = (uint64_t) (it - mkeys.begin()) * 2 + (it != mkeys.end() && *it == ref[i].first);
+  }
+  double host_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t2).count();
+  printf("ptree_kernel: merge plan of %u delta entries (%zu distinct) against %llu main keys: "
+         "host std::sort + unique + lower_bound %.1f ms on one core\n",
+         n, ref.size(), (unsigned long long) nkeys, host_s * 1000);
+  std::vector<uint64_t> plan(1 + 3 * (size_t) n);
+#ifdef __CUDACC__
+  {
+    uint64_t *d_in, *d_alt, *d_out;
+    uint32_t *d_flags, *d_pos;
+    uint64_t *h_in, *h_out;
+    void *d_temp = NULL;
+    size_t temp = 0, q;
+    CK(cudaMalloc(&d_in, sizeof(uint64_t) * 2 * n));
+    CK(cudaMalloc(&d_alt, sizeof(uint64_t) * 2 * n));
+    CK(cudaMalloc(&d_out, sizeof(uint64_t) * (1 + 3 * (size_t) n)));
+    CK(cudaMalloc(&d_flags, sizeof(uint32_t) * (n + 1)));
+    CK(cudaMalloc(&d_pos, sizeof(uint32_t) * (n + 1)));
+    CK(cudaMallocHost(&h_in, sizeof(uint64_t) * 2 * n));
+    CK(cudaMallocHost(&h_out, sizeof(uint64_t) * (1 + 3 * (size_t) n)));
+    memcpy(h_in, min_.data(), sizeof(uint64_t) * 2 * n);
+    {
+      cub::DoubleBuffer<uint64_t> dk(d_in, d_alt), dt(d_in + n, d_alt + n);
+      CK(cub::DeviceRadixSort::SortPairs(NULL, q, dt, dk, (int) n, 0, 48));
+      temp = std::max(temp, q);
+      CK(cub::DeviceRadixSort::SortPairs(NULL, q, dk, dt, (int) n, 0, 64));
+      temp = std::max(temp, q);
+      CK(cub::DeviceScan::ExclusiveSum(NULL, q, d_flags, d_pos, (int) n + 1));
+      temp = std::max(temp, q);
+    }
+    CK(cudaMalloc(&d_temp, temp));
+    uint64_t mblocks = std::min<uint64_t>((n + PTREE_THREADS) / PTREE_THREADS, 65535);
+    float best_plan = 1e30f, best_plan_all = 1e30f;
+    for (int copy = 0; copy < 2; copy++)
+      for (int r = 0; r <= reps; r++) {
+        float ms;
+        if (!copy)
+          CK(cudaMemcpy(d_in, h_in, sizeof(uint64_t) * 2 * n, cudaMemcpyHostToDevice));
+        CK(cudaEventRecord(a));
+        if (copy)
+          CK(cudaMemcpyAsync(d_in, h_in, sizeof(uint64_t) * 2 * n, cudaMemcpyHostToDevice));
+        cub::DoubleBuffer<uint64_t> dk(d_in, d_alt), dt(d_in + n, d_alt + n);
+        q = temp;
+        CK(cub::DeviceRadixSort::SortPairs(d_temp, q, dt, dk, (int) n, 0, 48));
+        q = temp;
+        CK(cub::DeviceRadixSort::SortPairs(d_temp, q, dk, dt, (int) n, 0, 64));
+        merge_flag_kernel<<<(uint32_t) mblocks, PTREE_THREADS>>>(dk.Current(), dt.Current(), n, d_flags);
+        q = temp;
+        CK(cub::DeviceScan::ExclusiveSum(d_temp, q, d_flags, d_pos, (int) n + 1));
+        merge_emit_kernel<<<(uint32_t) mblocks, PTREE_THREADS>>>(d_m, dk.Current(), dt.Current(),
+                                                                 d_flags, d_pos, n, d_out);
+        if (copy)
+          CK(cudaMemcpyAsync(h_out, d_out, sizeof(uint64_t) * (1 + 3 * (size_t) n),
+                             cudaMemcpyDeviceToHost));
+        CK(cudaEventRecord(b));
+        CK(cudaEventSynchronize(b));
+        CK(cudaGetLastError());
+        CK(cudaEventElapsedTime(&ms, a, b));
+        if (r > 0) {
+          if (copy)
+            best_plan_all = std::min(best_plan_all, ms);
+          else
+            best_plan = std::min(best_plan, ms);
+        }
+      }
+    memcpy(plan.data(), h_out, sizeof(uint64_t) * (1 + 3 * (size_t) n));
+    printf("ptree_kernel: %s: merge plan (2 radix sorts, flags, scan, ranks) %.3f ms on the device: "
+           "%.3g entries/s (best of %d)\n", prop.name, best_plan, n / (best_plan / 1000.0), reps);
+    printf("ptree_kernel: %s: with the entries copied in and the plan out: %.3f ms: %.3g entries/s\n",
+           prop.name, best_plan_all, n / (best_plan_all / 1000.0));
+  }
+#else
+  {
+    // the CPU engine's semantics (src/cpu_engine.c): sort, then the per-entry steps
+    std::vector<uint32_t> order(n);
+    for (uint32_t i = 0; i < n; i++)
+      order[i] = i;
+    auto t3 = std::chrono::steady_clock::now();
+    std::sort(order.begin(), order.end(), [&](uint32_t x, uint32_t y) {
+      return gx_ptree_merge_cmp(min_[x], min_[n + x], min_[y], min_[n + y]) < 0;
+    });
+    std::vector<uint64_t> sk(n), st(n);
+    for (uint32_t i = 0; i < n; i++) {
+      sk[i] = min_[order[i]];
+      st[i] = min_[n + order[i]];
+    }
+    uint64_t kept = 0;
+    for (uint32_t i = 0; i < n; i++)
+      if (gx_ptree_merge_keep(sk.data(), st.data(), i))
+        gx_ptree_merge_emit(m, sk.data(), st.data(), i, kept++, n, plan.data());
+    plan[0] = kept;
+    double s3 = std::chrono::duration<double>(std::chrono::steady_clock::now() - t3).count();
+    printf("ptree_kernel: host (no CUDA): merge plan (sort, flags, ranks in the mirror) %.1f ms on one core\n",
+           s3 * 1000);
+  }
+#endif
+  if (plan[0] != ref.size()) {
+    printf("ptree_kernel: the plan kept %llu entries, expected %zu\n", (unsigned long long) plan[0],
+           ref.size());
+    return 1;
+  }
+  for (size_t i = 0; i < ref.size(); i++)
+    if (plan[1 + i] != ref[i].first || plan[1 + n + i] != ref[i].second || plan[1 + 2 * (size_t) n + i] != rank[i]) {
+      printf("ptree_kernel: plan entry %zu differs\n", i);
+      return 1;
+    }
+  printf("ptree_kernel: every plan entry checked\n");
   return 0;
 }

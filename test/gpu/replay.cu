@@ -41,7 +41,7 @@ static const char *kind_names[GX_REQ_KIND_MAX] = {
 	"?", "noop", "page_count", "sleep", "scan", "task_create", "agg",
 	"task_fetch", "task_destroy", "calibrate", "join_build", "join",
 	"rtree_load", "rtree_fill", "rtree_search",
-	"ptree_load", "ptree_upload", "ptree_lookup"
+	"ptree_load", "ptree_upload", "ptree_lookup", "ptree_merge"
 };
 
 /* page-aligned host memory of 'bytes', registered for the device */

@@ -1,6 +1,6 @@
 # gpuext_ptree and crashes: kill -9 of a backend in the middle of inserts
 # (the index merges its delta every page, so the kill often lands in a
-# merge), of a CREATE INDEX and of a CREATE INDEX CONCURRENTLY.  After crash
+# merge, planned or comparing keys: gpuext.ptree_merge_plan), of a CREATE INDEX and of a CREATE INDEX CONCURRENTLY.  After crash
 # recovery the checker passes (structure and every heap tuple indexed), the
 # index answers as a sequential scan does, and it keeps working.
 use strict;
@@ -50,6 +50,8 @@ CREATE INDEX pc_t ON pc USING gpuext_ptree (t) WITH (delta_pages = 1);
 CREATE PROCEDURE pc_fill() LANGUAGE plpgsql AS $$
 BEGIN
   FOR i IN 1..100000 LOOP
+    -- merges planned (sorted, ranked in the mirror) and merges that compare keys
+    PERFORM set_config('gpuext.ptree_merge_plan', CASE WHEN i % 2 = 0 THEN 'on' ELSE 'off' END, false);
     INSERT INTO pc SELECT g % 1000, g, 'r' || (g % 777)
       FROM generate_series(20000 + i * 200, 20000 + i * 200 + 199) g;
     COMMIT;

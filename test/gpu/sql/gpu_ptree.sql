@@ -12,7 +12,9 @@
 -- from one query to the next, freed by an aborted transaction and when the
 -- backend exits; gpuext.gpu_memory_limit leaves the lookups on the CPU
 -- engine; injected faults fall back (cpu_fallback on) or fail with 53200 /
--- 58000 (off); a stalled lookup ends with statement_timeout.  Written
+-- 58000 (off); a stalled lookup ends with statement_timeout.  Then merges
+-- planned on the GPU (the same index pages as merges that compare keys).
+-- Written
 -- without a GPU to run on: the expected output assumes the kernel is right.
 \set VERBOSITY terse
 \set SHOW_CONTEXT never
@@ -305,3 +307,81 @@ SELECT gpt_memory() = 0 AS freed_at_exit;
 DROP TABLE gpt, gpo, gpt_big;
 DROP FUNCTION gpt_any(text, text, text), gpt_join(text, int), gpt_engine(text, int), gpt_count(text),
   gpt_memory();
+
+--
+-- merges planned on the GPU (issue 8: GX_REQ_PTREE_MERGE, CUB radix sorts
+-- by (key, TID), duplicate removal, each entry ranked in the device copy
+-- of main's mirror): the same index pages as merges that compare keys,
+-- for int4, int8, date and timestamp with NULLs, keys main has, deletes
+-- and VACUUM; every plan on the GPU (cpu_fallback off), one of 120 K
+-- entries
+--
+SET gpuext.cpu_fallback = off;
+SET gpuext.ptree_gpu_batch_min = 1;
+CREATE FUNCTION gm_pages(i regclass) RETURNS text LANGUAGE sql AS $$
+  SELECT md5(string_agg(substring(pg_read_binary_file(pg_relation_filepath(i), blk * 8192, 8192) FROM 25),
+                        ''::bytea ORDER BY blk))
+    FROM generate_series(0, pg_relation_size(i) / 8192 - 1) blk $$;
+CREATE FUNCTION gm_run(tab text) RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+  EXECUTE format('CREATE TABLE %I (i int4, b int8, d date, ts timestamp)', tab);
+  EXECUTE format('INSERT INTO %I SELECT g %% 5000 - 2500, g * 7 %% 3001, date ''2020-01-01'' + g %% 900,
+                    timestamp ''2020-01-01'' + g * interval ''1 minute'' FROM generate_series(1, 20000) g', tab);
+  EXECUTE format('CREATE INDEX %I ON %I USING gpuext_ptree (i) WITH (delta_pages = 2)', tab || '_i', tab);
+  EXECUTE format('CREATE INDEX %I ON %I USING gpuext_ptree (b) WITH (delta_pages = 3)', tab || '_b', tab);
+  EXECUTE format('CREATE INDEX %I ON %I USING gpuext_ptree (d) WITH (delta_pages = 1)', tab || '_d', tab);
+  EXECUTE format('CREATE INDEX %I ON %I USING gpuext_ptree (ts) WITH (delta_pages = 2)', tab || '_ts', tab);
+  EXECUTE format('INSERT INTO %I SELECT CASE WHEN g %% 13 = 0 THEN NULL ELSE (g * 31) %% 9000 - 4000 END,
+                    CASE WHEN g %% 17 = 0 THEN NULL ELSE g %% 4000 - 500 END,
+                    CASE WHEN g %% 19 = 0 THEN NULL ELSE date ''2019-06-01'' + g %% 1500 END,
+                    CASE WHEN g %% 11 = 0 THEN NULL ELSE timestamp ''2019-12-01'' + g %% 2000 * interval ''7 minutes'' END
+                    FROM generate_series(1, 12000) g', tab);
+  EXECUTE format('DELETE FROM %I WHERE i %% 7 = 3', tab);
+  EXECUTE format('INSERT INTO %I SELECT g, -g, NULL, NULL FROM generate_series(1, 1000) g', tab);
+END $$;
+SELECT gpu_merges AS gm_gpu, cpu_merges AS gm_cpu FROM gpuext_ptree_merge_stats() \gset
+SELECT fallbacks AS gm_fallbacks FROM gpuext_status() \gset
+SET gpuext.ptree_merge_plan = on;
+SELECT gm_run('gm_a');
+VACUUM gm_a;
+SET gpuext.ptree_merge_plan = off;
+SELECT gm_run('gm_b');
+VACUUM gm_b;
+RESET gpuext.ptree_merge_plan;
+SELECT gpu_merges - :gm_gpu > 30 AS gpu_merges, cpu_merges = :gm_cpu AS no_cpu_merges
+  FROM gpuext_ptree_merge_stats();
+SELECT fallbacks = :gm_fallbacks AS no_fallback FROM gpuext_status();
+CHECKPOINT;
+SELECT c, gm_pages(('gm_a_' || c)::regclass) = gm_pages(('gm_b_' || c)::regclass) AS same_pages,
+       gpuext_ptree_check(('gm_a_' || c)::regclass, true) IS NOT NULL AS checked
+  FROM unnest(ARRAY['i', 'b', 'd', 'ts']) c;
+-- one plan of 120 K entries (delta_pages 300), against btree's answers
+CREATE TABLE gm_big (k int4);
+INSERT INTO gm_big SELECT (g::bigint * 7919 % 1000003)::int4 FROM generate_series(1, 300000) g;
+CREATE INDEX gm_big_k ON gm_big USING gpuext_ptree (k) WITH (delta_pages = 300);
+SELECT gpu_merges AS gm_gpu, planned_entries AS gm_entries FROM gpuext_ptree_merge_stats() \gset
+SET gpuext.ptree_merge_plan = on;
+INSERT INTO gm_big SELECT (g::bigint * 104729 % 1000003)::int4 FROM generate_series(1, 130000) g;
+RESET gpuext.ptree_merge_plan;
+SELECT gpu_merges - :gm_gpu AS gpu_merges, planned_entries - :gm_entries > 100000 AS big_plan
+  FROM gpuext_ptree_merge_stats();
+SELECT gpuext_ptree_check('gm_big_k', true) IS NOT NULL AS checked;
+SET enable_seqscan = off; SET enable_bitmapscan = off;
+SELECT count(*), sum(k::bigint) FROM gm_big WHERE k BETWEEN 1000 AND 900000;
+RESET enable_seqscan; RESET enable_bitmapscan;
+SET enable_indexscan = off; SET enable_bitmapscan = off;
+SELECT count(*), sum(k::bigint) FROM gm_big WHERE k BETWEEN 1000 AND 900000;
+RESET enable_indexscan; RESET enable_bitmapscan;
+-- an injected kernel fault: the plan reruns on the CPU engine (cpu_fallback on)
+SET gpuext.cpu_fallback = on;
+SET gpuext.debug_inject_fault = 'kernel';
+SET gpuext.ptree_merge_plan = on;
+SELECT cpu_merges AS gm_cpu FROM gpuext_ptree_merge_stats() \gset
+INSERT INTO gm_big SELECT (g::bigint * 15485863 % 1000003)::int4 FROM generate_series(1, 130000) g;
+RESET gpuext.debug_inject_fault;
+RESET gpuext.ptree_merge_plan;
+SET gpuext.cpu_fallback = off;
+SELECT cpu_merges - :gm_cpu AS cpu_merges FROM gpuext_ptree_merge_stats();
+SELECT gpuext_ptree_check('gm_big_k', true) IS NOT NULL AS checked;
+DROP TABLE gm_a, gm_b, gm_big;
+DROP FUNCTION gm_pages(regclass), gm_run(text);
