@@ -870,8 +870,7 @@ add_gpujoin_paths(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
 		if (prev_partial)
 			workers = prev_partial->cpath.path.parallel_workers;
 		else
-			workers = compute_parallel_worker(fact, fact->pages, -1,
-											  max_parallel_workers_per_gather);
+			workers = gx_parallel_scan_workers(fact, gpu);
 		if (workers > 0)
 		{
 			gp = make_gpujoin_path(root, joinrel, outerrel, innerrel, jointype, extra, fact,
