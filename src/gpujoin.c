@@ -2310,6 +2310,56 @@ gx_gpujoin_inner_key_class(Path *joinpath, Expr *key)
 }
 
 /*
+ * Cost of a GpuJoin's work when fused under a GpuAgg, beyond its outer
+ * scan: the inner plans, building their tables, and probing with every
+ * row of the scanned relation that passes its quals (no joined row comes
+ * to the host).
+ */
+static Cost
+fused_join_cost(PlannerInfo *root, GpuJoinPath *gp, bool gpu)
+{
+	GxJoinCostInput jin;
+	Cost		startup,
+				run,
+				cost = 0;
+
+	memset(&jin, 0, sizeof(jin));
+	for (int d = 0; d < gp->ndepths; d++)
+	{
+		jin.inner_rows += gp->depths[d].inner_rows;
+		cost += gp->depths[d].inner_path->total_cost;
+	}
+	jin.table_bytes = estimate_table_bytes(gp);
+	jin.outer_rows = find_base_rel(root, gp->fact_relid)->rows;
+	jin.depths = gp->ndepths;
+	jin.rows_out = 0;			/* rows stay on the device */
+	jin.gpu = gpu;
+	gx_cost_join(&jin, &startup, &run);
+	return cost + startup + run;
+}
+
+/* Cost of the serial scan of a fused GpuJoin's outer relation, rows kept. */
+static Cost
+fused_scan_cost(PlannerInfo *root, GpuJoinPath *gp, bool gpu)
+{
+	RelOptInfo *fact = find_base_rel(root, gp->fact_relid);
+	GxScanCostInput in;
+	Cost		startup,
+				total;
+
+	memset(&in, 0, sizeof(in));
+	in.pages = fact->pages;
+	in.allvisfrac = fact->allvisfrac;
+	in.tuples = fact->tuples;
+	in.program_len = 3.0 * list_length(gp->device_quals);
+	for (int d = 0; d < gp->ndepths; d++)
+		in.program_len += 2.0 * list_length(gp->depths[d].outer_keys);
+	in.gpu = gpu;
+	gx_cost_scan(&in, &startup, &total);
+	return total;
+}
+
+/*
  * A GpuJoin path of 'joinrel' that an aggregation can absorb:
  * unparameterized, every qual of the scanned relation on the device and
  * no host filter over the joined row.  Returns it (the cheapest such), with the scanned relation, its device quals (RestrictInfos), the inner paths,
@@ -2321,6 +2371,7 @@ gx_gpujoin_fusable(PlannerInfo *root, RelOptInfo *joinrel, bool gpu, Index *fact
 				   List **device_quals, List **inner_paths, Cost *join_cost)
 {
 	GpuJoinPath *best = NULL;
+	Cost		best_cost = 0;
 	ListCell   *lc;
 
 	/*
@@ -2336,6 +2387,7 @@ gx_gpujoin_fusable(PlannerInfo *root, RelOptInfo *joinrel, bool gpu, Index *fact
 		GpuJoinPath *gp = (GpuJoinPath *) p;
 		int			nquals = 0;
 		ListCell   *lc2;
+		Cost		cost;
 
 		if (p->param_info != NULL || gp->host_filters != NIL)
 			continue;
@@ -2345,39 +2397,25 @@ gx_gpujoin_fusable(PlannerInfo *root, RelOptInfo *joinrel, bool gpu, Index *fact
 		if (nquals != list_length(gp->device_quals))
 			continue;
 		/*
-		 * The cheapest: a parallel GpuAgg replaces the inner paths that may
-		 * not run in a worker (a serial GpuScan) by parallel-safe ones, and
-		 * pays for it (gpuagg.c, parallel_inner_paths).
+		 * The cheapest when fused (not the cheapest GpuJoin path, whose cost
+		 * is mostly its joined rows): the scan of its outer relation and
+		 * the join without them.  A parallel GpuAgg replaces the inner
+		 * paths that may not run in a worker (a serial GpuScan) by
+		 * parallel-safe ones, and pays for it (gpuagg.c, replace_inner_paths).
 		 */
-		if (best == NULL || p->total_cost < best->cpath.path.total_cost)
+		cost = fused_join_cost(root, gp, gpu) + fused_scan_cost(root, gp, gpu);
+		if (best == NULL || cost < best_cost)
+		{
 			best = gp;
+			best_cost = cost;
+		}
 	}
 	if (best == NULL)
 		return NULL;
 	*fact_relid = best->fact_relid;
 	*device_quals = best->device_quals;
 	*inner_paths = best->cpath.custom_paths;
-	{
-		GxJoinCostInput jin;
-		Cost		startup,
-					run;
-
-		memset(&jin, 0, sizeof(jin));
-		*join_cost = 0;
-		for (int d = 0; d < best->ndepths; d++)
-		{
-			jin.inner_rows += best->depths[d].inner_rows;
-			*join_cost += best->depths[d].inner_path->total_cost;
-		}
-		jin.table_bytes = estimate_table_bytes(best);
-		/* every row of the scanned relation that passes its quals probes */
-		jin.outer_rows = find_base_rel(root, best->fact_relid)->rows;
-		jin.depths = best->ndepths;
-		jin.rows_out = 0;		/* rows stay on the device */
-		jin.gpu = gpu;
-		gx_cost_join(&jin, &startup, &run);
-		*join_cost += startup + run;
-	}
+	*join_cost = fused_join_cost(root, best, gpu);
 	return &best->cpath.path;
 }
 
