@@ -547,6 +547,17 @@ estimate_table_bytes(GpuJoinPath *gp)
 	return bytes;
 }
 
+/*
+ * The cost of an inner path of a GpuJoin (or of a fused one): a forced
+ * GpuJoin as inner side counts at its real cost, which gx_cost_forced
+ * made a millionth, like any other inner path.
+ */
+static Cost
+inner_path_cost(Path *ip)
+{
+	return ip->total_cost * (gpuext_force_offload && is_gpujoin_path(ip) ? 1e6 : 1);
+}
+
 /* Cost a GpuJoin path: the outer scan, then the join. */
 static void
 cost_gpujoin(PlannerInfo *root, GpuJoinPath *gp, RelOptInfo *fact, RelOptInfo *joinrel,
@@ -585,8 +596,7 @@ cost_gpujoin(PlannerInfo *root, GpuJoinPath *gp, RelOptInfo *fact, RelOptInfo *j
 		Path	   *ip = gp->depths[d].inner_path;
 
 		jin.inner_rows += gp->depths[d].inner_rows;
-		/* a forced GpuJoin as inner side counts at its real cost (see below) */
-		inner_cost += ip->total_cost * (gpuext_force_offload && is_gpujoin_path(ip) ? 1e6 : 1);
+		inner_cost += inner_path_cost(ip);
 	}
 	jin.table_bytes = estimate_table_bytes(gp);
 	jin.outer_rows = fact->rows;
@@ -799,6 +809,7 @@ gpujoin_planner(Query *parse, const char *query_string, int cursor_options,
 {
 	List	   *saved_paths = kept_paths;
 	MemoryContext saved_cxt = kept_cxt;
+	MemoryContext caller = CurrentMemoryContext;
 	PlannedStmt *volatile result = NULL;
 
 	kept_paths = NIL;
@@ -813,6 +824,9 @@ gpujoin_planner(Query *parse, const char *query_string, int cursor_options,
 	}
 	PG_FINALLY();
 	{
+		/* (an error in remember_path leaves it current) */
+		if (CurrentMemoryContext == kept_cxt)
+			MemoryContextSwitchTo(caller);
 		MemoryContextDelete(kept_cxt);
 		kept_paths = saved_paths;
 		kept_cxt = saved_cxt;
@@ -2327,7 +2341,7 @@ fused_join_cost(PlannerInfo *root, GpuJoinPath *gp, bool gpu)
 	for (int d = 0; d < gp->ndepths; d++)
 	{
 		jin.inner_rows += gp->depths[d].inner_rows;
-		cost += gp->depths[d].inner_path->total_cost;
+		cost += inner_path_cost(gp->depths[d].inner_path);
 	}
 	jin.table_bytes = estimate_table_bytes(gp);
 	jin.outer_rows = find_base_rel(root, gp->fact_relid)->rows;
