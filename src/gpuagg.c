@@ -468,7 +468,7 @@ replace_inner_paths(List *paths, bool parallel, Cost *extra_cost)
  * the host, and the fixed costs of the task.
  */
 static void
-cost_gpuagg(CustomPath *cpath, RelOptInfo *input_rel, double agg_rows, double ngroups,
+cost_gpuagg(CustomPath *cpath, RelOptInfo *scan_rel, double agg_rows, double ngroups,
 			double program_len, uint32 entry_size, int workers, bool gpu, QualCost *having)
 {
 	GxScanCostInput in;
@@ -476,9 +476,9 @@ cost_gpuagg(CustomPath *cpath, RelOptInfo *input_rel, double agg_rows, double ng
 				total;
 
 	memset(&in, 0, sizeof(in));
-	in.pages = input_rel->pages;
-	in.allvisfrac = input_rel->allvisfrac;
-	in.tuples = input_rel->tuples;
+	in.pages = scan_rel->pages;
+	in.allvisfrac = scan_rel->allvisfrac;
+	in.tuples = scan_rel->tuples;
 	in.rows_out = 0;			/* rows stay on the device */
 	in.program_len = program_len;
 	in.parallel_workers = workers;
