@@ -48,9 +48,11 @@ extern void gx_spill_cost_init(void);
 extern void gx_index_cost_init(void);
 extern void gx_output_cost_init(void);
 extern bool gx_output_recost(PlannerInfo *root, RelOptInfo *rel, Path *path);
+extern void gx_add_partial_path(PlannerInfo *root, RelOptInfo *rel, Path *path);
 extern void gx_cost_refresh(void);
 extern int	gx_compare_total_cost(const ListCell *a, const ListCell *b);
 extern double gx_parallel_divisor(int workers);
+extern int	gx_parallel_scan_workers(RelOptInfo *rel, bool gpu);
 
 /* inputs of a scan's costing */
 typedef struct GxScanCostInput

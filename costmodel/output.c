@@ -46,11 +46,14 @@
  */
 #include "postgres.h"
 
+#include "miscadmin.h"
 #include "nodes/bitmapset.h"
 #include "nodes/pathnodes.h"
 #include "optimizer/cost.h"
 #include "optimizer/optimizer.h"
+#include "optimizer/pathnode.h"
 #include "optimizer/paths.h"
+#include "utils/guc.h"
 
 #include "cost.h"
 #include "gpuext.h"
@@ -108,6 +111,71 @@ gx_output_recost(PlannerInfo *root, RelOptInfo *rel, Path *path)
 	path->total_cost -= Min(path->total_cost - path->startup_cost,
 							parallel_tuple_cost * rel->rows);
 	return true;
+}
+
+/*
+ * The cost of sorting a partial path's rows in each process for the
+ * query's ORDER BY (nothing when it comes sorted), as PostgreSQL will cost
+ * the Sort it puts under a Gather Merge.
+ */
+static Cost
+partial_sort_cost(PlannerInfo *root, Path *path)
+{
+	Path		sort;
+
+	if (pathkeys_contained_in(root->query_pathkeys, path->pathkeys))
+		return 0;
+	cost_sort(&sort, root, root->query_pathkeys, path->total_cost, path->rows,
+			  path->pathtarget->width, 0.0, work_mem, root->limit_tuples);
+	return sort.total_cost - path->total_cost;
+}
+
+/*
+ * add_partial_path for a gpuext scan's partial path.  A gpuext scan may
+ * plan fewer workers than PostgreSQL's partial paths of the relation
+ * (gx_parallel_scan_workers), each of its processes then returning more
+ * rows.  add_partial_path compares the processes' scan costs only, and
+ * PostgreSQL sorts only the cheapest partial path under a Gather Merge:
+ * where the relation's rows are sorted next (the only relation of a
+ * query with ORDER BY, its rows going to the client) a cheaper scan that
+ * leaves each process four times the rows to sort displaced the stock
+ * path whose sorted plan was the cheaper one (cm_sort_virg, H100 session
+ * 7).  There every partial path is kept and the list is ordered by each
+ * one's cost plus the sort of its rows, so that the first, the one
+ * PostgreSQL sorts, is the one with the cheapest sorted plan; the costs
+ * themselves are unchanged.  Elsewhere plain add_partial_path.
+ */
+void
+gx_add_partial_path(PlannerInfo *root, RelOptInfo *rel, Path *path)
+{
+	List	   *sorted = NIL;
+	ListCell   *lc;
+
+	if (!gpuext_enabled || gpuext_force_offload || root->parse->sortClause == NIL ||
+		root->query_pathkeys == NIL || !rows_go_to_client(root, rel))
+	{
+		add_partial_path(rel, path);
+		return;
+	}
+	/* insertion by cost plus sort, stable for equal keys */
+	foreach(lc, lappend(list_copy(rel->partial_pathlist), path))
+	{
+		Path	   *p = lfirst(lc);
+		Cost		key = p->total_cost + partial_sort_cost(root, p);
+		int			i = 0;
+		ListCell   *lc2;
+
+		foreach(lc2, sorted)
+		{
+			Path	   *q = lfirst(lc2);
+
+			if (key < q->total_cost + partial_sort_cost(root, q))
+				break;
+			i++;
+		}
+		sorted = list_insert_nth(sorted, i, p);
+	}
+	rel->partial_pathlist = sorted;
 }
 
 /* set_rel_pathlist_hook: re-cost the paths PostgreSQL made. */

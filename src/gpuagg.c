@@ -462,28 +462,29 @@ replace_inner_paths(List *paths, bool parallel, Cost *extra_cost)
 }
 
 /*
- * Cost of a GpuAgg: the scan (host page work overlapped with the device),
- * the device's aggregation, fetching the groups, finishing them on the
- * host, and the fixed costs of the task.
+ * Cost of a GpuAgg: the scan of scan_rel (host page work overlapped with
+ * the device), the device's aggregation of agg_rows (the scan's rows, or
+ * over a join the joined rows), fetching the groups, finishing them on
+ * the host, and the fixed costs of the task.
  */
 static void
-cost_gpuagg(CustomPath *cpath, RelOptInfo *input_rel, double ngroups, double program_len,
-			uint32 entry_size, int workers, bool gpu, QualCost *having)
+cost_gpuagg(CustomPath *cpath, RelOptInfo *scan_rel, double agg_rows, double ngroups,
+			double program_len, uint32 entry_size, int workers, bool gpu, QualCost *having)
 {
 	GxScanCostInput in;
 	Cost		startup,
 				total;
 
 	memset(&in, 0, sizeof(in));
-	in.pages = input_rel->pages;
-	in.allvisfrac = input_rel->allvisfrac;
-	in.tuples = input_rel->tuples;
+	in.pages = scan_rel->pages;
+	in.allvisfrac = scan_rel->allvisfrac;
+	in.tuples = scan_rel->tuples;
 	in.rows_out = 0;			/* rows stay on the device */
 	in.program_len = program_len;
 	in.parallel_workers = workers;
 	in.gpu = gpu;
 	gx_cost_scan(&in, &startup, &total);
-	total += gx_cost_agg(input_rel->rows, ngroups, entry_size, gpu);
+	total += gx_cost_agg(agg_rows, ngroups, entry_size, gpu);
 	total += ngroups * (cpu_tuple_cost + having->per_tuple);
 	cpath->path.startup_cost = total;	/* nothing comes out before the end */
 	cpath->path.total_cost = total;
@@ -601,7 +602,7 @@ gpuagg_add_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo *input_r
 
 		/* (its kernels fused with ours, or the CPU engine's work) */
 		gpu = gpu && gx_gpujoin_kernels_enabled();
-		join_path = gx_gpujoin_fusable(input_rel, gpu, &fact_relid, &join_quals,
+		join_path = gx_gpujoin_fusable(root, input_rel, gpu, &fact_relid, &join_quals,
 									   &join_inner_paths, &join_cost);
 		if (join_path == NULL)
 			return;
@@ -734,8 +735,8 @@ gpuagg_add_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo *input_r
 									   makeInteger((int) Min(ngroups, (double) PG_INT32_MAX)));
 	cpath->custom_private = lappend(cpath->custom_private, having);
 	cpath->methods = &gpuagg_path_methods;
-	cost_gpuagg(cpath, scan_rel, ngroups, list_length(exprs) * 3.0, entry_size, 0, gpu,
-				&having_cost);
+	cost_gpuagg(cpath, scan_rel, input_rel->rows, ngroups, list_length(exprs) * 3.0,
+				entry_size, 0, gpu, &having_cost);
 	if (join_path != NULL)
 	{
 		/* the join's inner plans follow the fallback; the path is kept for planning */
@@ -764,8 +765,7 @@ gpuagg_add_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo *input_r
 		output_rel->consider_parallel && parallel_fallback != NULL &&
 		max_parallel_workers_per_gather > 0 && all_parallel_safe(par_inner_paths))
 	{
-		int			workers = compute_parallel_worker(scan_rel, scan_rel->pages, -1,
-													  max_parallel_workers_per_gather);
+		int			workers = gx_parallel_scan_workers(scan_rel, gpu);
 
 		if (workers > 0)
 		{
@@ -778,8 +778,8 @@ gpuagg_add_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo *input_r
 			ppath->path.parallel_aware = true;
 			ppath->path.parallel_safe = true;
 			ppath->path.parallel_workers = workers;
-			cost_gpuagg(ppath, scan_rel, ngroups, list_length(exprs) * 3.0, entry_size,
-						workers, gpu, &having_cost);
+			cost_gpuagg(ppath, scan_rel, input_rel->rows, ngroups, list_length(exprs) * 3.0,
+						entry_size, workers, gpu, &having_cost);
 			ppath->path.startup_cost += join_cost + par_extra_cost;
 			ppath->path.total_cost += join_cost + par_extra_cost;
 			gather = (Path *) create_gather_path(root, output_rel, (Path *) ppath,

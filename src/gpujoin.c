@@ -54,6 +54,7 @@
 #include "optimizer/optimizer.h"
 #include "optimizer/pathnode.h"
 #include "optimizer/paths.h"
+#include "optimizer/planner.h"
 #include "optimizer/restrictinfo.h"
 #include "optimizer/tlist.h"
 #include "parser/parsetree.h"
@@ -196,6 +197,19 @@ typedef struct GpuJoinState
 } GpuJoinState;
 
 static set_join_pathlist_hook_type prev_set_join_pathlist_hook = NULL;
+static planner_hook_type prev_planner_hook = NULL;
+
+/*
+ * Every GpuJoin path made during the current planner call, each copied
+ * before add_path or add_partial_path could free it (see remember_path).
+ * A GpuJoin path that loses to a stock join in its relation's path list
+ * still describes a join that GpuAgg can absorb (the fused path costs no
+ * joined rows on the host, the GpuJoin path does), or that a GpuJoin of
+ * one more inner relation can extend: both look here, not only in the
+ * path lists.  Reset by gpujoin_planner for each (possibly nested) call.
+ */
+static List *kept_paths = NIL;
+static MemoryContext kept_cxt = NULL;
 
 /* gpuext.gpujoin_kernels: build and probe on the GPU when there is one */
 static bool gpujoin_kernels = true;
@@ -533,6 +547,17 @@ estimate_table_bytes(GpuJoinPath *gp)
 	return bytes;
 }
 
+/*
+ * The cost of an inner path of a GpuJoin (or of a fused one): a forced
+ * GpuJoin as inner side counts at its real cost, which gx_cost_forced
+ * made a millionth, like any other inner path.
+ */
+static Cost
+inner_path_cost(Path *ip)
+{
+	return ip->total_cost * (gpuext_force_offload && is_gpujoin_path(ip) ? 1e6 : 1);
+}
+
 /* Cost a GpuJoin path: the outer scan, then the join. */
 static void
 cost_gpujoin(PlannerInfo *root, GpuJoinPath *gp, RelOptInfo *fact, RelOptInfo *joinrel,
@@ -571,8 +596,7 @@ cost_gpujoin(PlannerInfo *root, GpuJoinPath *gp, RelOptInfo *fact, RelOptInfo *j
 		Path	   *ip = gp->depths[d].inner_path;
 
 		jin.inner_rows += gp->depths[d].inner_rows;
-		/* a forced GpuJoin as inner side counts at its real cost (see below) */
-		inner_cost += ip->total_cost * (gpuext_force_offload && is_gpujoin_path(ip) ? 1e6 : 1);
+		inner_cost += inner_path_cost(ip);
 	}
 	jin.table_bytes = estimate_table_bytes(gp);
 	jin.outer_rows = fact->rows;
@@ -714,6 +738,104 @@ make_gpujoin_path(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
 }
 
 /*
+ * Keep a copy of a new GpuJoin path in kept_paths, unless one kept for the
+ * same relation, scanned relation and kind (serial or partial, parallel
+ * safe or not, with host filters or not) is as cheap: one a kind bounds
+ * the list, as add_path bounds a path list.  Only in a standard join
+ * search: GEQO builds join relations in memory it frees after each try.
+ */
+static void
+remember_path(PlannerInfo *root, GpuJoinPath *gp)
+{
+	MemoryContext old;
+	GpuJoinPath *copy;
+	ListCell   *lc;
+
+	if (kept_cxt == NULL || root->join_rel_level == NULL)
+		return;
+	foreach(lc, kept_paths)
+	{
+		GpuJoinPath *k = lfirst(lc);
+
+		if (k->cpath.path.parent != gp->cpath.path.parent || k->fact_relid != gp->fact_relid ||
+			k->cpath.path.parallel_aware != gp->cpath.path.parallel_aware ||
+			k->cpath.path.parallel_safe != gp->cpath.path.parallel_safe ||
+			(k->host_filters != NIL) != (gp->host_filters != NIL))
+			continue;
+		if (k->cpath.path.total_cost > gp->cpath.path.total_cost)
+			memcpy(k, gp, sizeof(GpuJoinPath));
+		return;
+	}
+	old = MemoryContextSwitchTo(kept_cxt);
+	copy = palloc(sizeof(GpuJoinPath));
+	memcpy(copy, gp, sizeof(GpuJoinPath));
+	kept_paths = lappend(kept_paths, copy);
+	MemoryContextSwitchTo(old);
+}
+
+/*
+ * The GpuJoin paths of 'rel': those kept (the cheapest of each kind, made
+ * for it in this planner call) and those in its path lists (with GEQO the
+ * only ones), unwrapped from a projection the final target may have added.
+ */
+static List *
+gpujoin_paths_of(RelOptInfo *rel)
+{
+	List	   *result = NIL;
+	ListCell   *lc;
+
+	foreach(lc, kept_paths)
+		if (((Path *) lfirst(lc))->parent == rel)
+			result = lappend(result, lfirst(lc));
+	foreach(lc, list_concat(list_copy(rel->pathlist), rel->partial_pathlist))
+	{
+		Path	   *p = lfirst(lc);
+
+		if (IsA(p, ProjectionPath))
+			p = ((ProjectionPath *) p)->subpath;
+		if (is_gpujoin_path(p) && !list_member_ptr(result, p))
+			result = lappend(result, p);
+	}
+	return result;
+}
+
+/*
+ * planner_hook: a new kept_paths for each planner call (SQL functions
+ * inlined or evaluated while planning may plan a query of their own).
+ */
+static PlannedStmt *
+gpujoin_planner(Query *parse, const char *query_string, int cursor_options,
+				ParamListInfo bound_params)
+{
+	List	   *saved_paths = kept_paths;
+	MemoryContext saved_cxt = kept_cxt;
+	MemoryContext caller = CurrentMemoryContext;
+	PlannedStmt *volatile result = NULL;
+
+	kept_paths = NIL;
+	kept_cxt = AllocSetContextCreate(CurrentMemoryContext, "gpuext GpuJoin paths",
+									 ALLOCSET_SMALL_SIZES);
+	PG_TRY();
+	{
+		if (prev_planner_hook)
+			result = prev_planner_hook(parse, query_string, cursor_options, bound_params);
+		else
+			result = standard_planner(parse, query_string, cursor_options, bound_params);
+	}
+	PG_FINALLY();
+	{
+		/* (an error in remember_path leaves it current) */
+		if (CurrentMemoryContext == kept_cxt)
+			MemoryContextSwitchTo(caller);
+		MemoryContextDelete(kept_cxt);
+		kept_paths = saved_paths;
+		kept_cxt = saved_cxt;
+	}
+	PG_END_TRY();
+	return result;
+}
+
+/*
  * Add the serial GpuJoin path that extends 'prev' (or starts from the base
  * relation 'fact' when both are NULL) and the partial one that extends
  * 'prev_partial' (or starts a parallel scan of 'fact').
@@ -732,7 +854,10 @@ add_gpujoin_paths(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
 		gp = make_gpujoin_path(root, joinrel, outerrel, innerrel, jointype, extra, fact,
 							   prev, inner_path, 0, gpu);
 		if (gp)
+		{
+			remember_path(root, gp);
 			add_path(joinrel, &gp->cpath.path);
+		}
 	}
 
 	/* partial: workers share the outer scan, each builds the inner tables */
@@ -759,14 +884,16 @@ add_gpujoin_paths(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
 		if (prev_partial)
 			workers = prev_partial->cpath.path.parallel_workers;
 		else
-			workers = compute_parallel_worker(fact, fact->pages, -1,
-											  max_parallel_workers_per_gather);
+			workers = gx_parallel_scan_workers(fact, gpu);
 		if (workers > 0)
 		{
 			gp = make_gpujoin_path(root, joinrel, outerrel, innerrel, jointype, extra, fact,
 								   prev_partial, inner_path, workers, gpu);
 			if (gp)
+			{
+				remember_path(root, gp);
 				add_partial_path(joinrel, &gp->cpath.path);
+			}
 		}
 	}
 }
@@ -820,16 +947,15 @@ gpujoin_add_paths(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
 	}
 	else if (outerrel->reloptkind == RELOPT_JOINREL)
 	{
-		List	   *paths = list_concat(list_copy(outerrel->pathlist), outerrel->partial_pathlist);
 		ListCell   *lc;
 
-		/* one more depth for each GpuJoin of the outer relation */
-		foreach(lc, paths)
+		/* one more depth for each GpuJoin of the outer relation, kept or listed */
+		foreach(lc, gpujoin_paths_of(outerrel))
 		{
 			Path	   *p = lfirst(lc);
 			GpuJoinPath *prev = (GpuJoinPath *) p;
 
-			if (!is_gpujoin_path(p) || p->param_info != NULL)
+			if (p->param_info != NULL)
 				continue;
 			add_gpujoin_paths(root, joinrel, outerrel, innerrel, jointype, extra,
 							  find_base_rel(root, prev->fact_relid),
@@ -2157,6 +2283,8 @@ gx_gpujoin_init(void)
 	RegisterCustomScanMethods(&gpujoin_plan_methods);
 	prev_set_join_pathlist_hook = set_join_pathlist_hook;
 	set_join_pathlist_hook = gpujoin_add_paths;
+	prev_planner_hook = planner_hook;
+	planner_hook = gpujoin_planner;
 }
 
 /* ---------------------------------------------------------------------
@@ -2196,6 +2324,56 @@ gx_gpujoin_inner_key_class(Path *joinpath, Expr *key)
 }
 
 /*
+ * Cost of a GpuJoin's work when fused under a GpuAgg, beyond its outer
+ * scan: the inner plans, building their tables, and probing with every
+ * row of the scanned relation that passes its quals (no joined row comes
+ * to the host).
+ */
+static Cost
+fused_join_cost(PlannerInfo *root, GpuJoinPath *gp, bool gpu)
+{
+	GxJoinCostInput jin;
+	Cost		startup,
+				run,
+				cost = 0;
+
+	memset(&jin, 0, sizeof(jin));
+	for (int d = 0; d < gp->ndepths; d++)
+	{
+		jin.inner_rows += gp->depths[d].inner_rows;
+		cost += inner_path_cost(gp->depths[d].inner_path);
+	}
+	jin.table_bytes = estimate_table_bytes(gp);
+	jin.outer_rows = find_base_rel(root, gp->fact_relid)->rows;
+	jin.depths = gp->ndepths;
+	jin.rows_out = 0;			/* rows stay on the device */
+	jin.gpu = gpu;
+	gx_cost_join(&jin, &startup, &run);
+	return cost + startup + run;
+}
+
+/* Cost of the serial scan of a fused GpuJoin's outer relation, rows kept. */
+static Cost
+fused_scan_cost(PlannerInfo *root, GpuJoinPath *gp, bool gpu)
+{
+	RelOptInfo *fact = find_base_rel(root, gp->fact_relid);
+	GxScanCostInput in;
+	Cost		startup,
+				total;
+
+	memset(&in, 0, sizeof(in));
+	in.pages = fact->pages;
+	in.allvisfrac = fact->allvisfrac;
+	in.tuples = fact->tuples;
+	in.program_len = 3.0 * list_length(gp->device_quals);
+	for (int d = 0; d < gp->ndepths; d++)
+		in.program_len += 2.0 * list_length(gp->depths[d].outer_keys);
+	in.gpu = gpu;
+	gx_cost_scan(&in, &startup, &total);
+	return total;
+}
+
+/*
  * A GpuJoin path of 'joinrel' that an aggregation can absorb:
  * unparameterized, every qual of the scanned relation on the device and
  * no host filter over the joined row.  Returns it (the cheapest such), with the scanned relation, its device quals (RestrictInfos), the inner paths,
@@ -2203,29 +2381,29 @@ gx_gpujoin_inner_key_class(Path *joinpath, Expr *key)
  * fused kernels), else on the CPU engine; NULL when none.
  */
 Path *
-gx_gpujoin_fusable(RelOptInfo *joinrel, bool gpu, Index *fact_relid, List **device_quals,
-				   List **inner_paths, Cost *join_cost)
+gx_gpujoin_fusable(PlannerInfo *root, RelOptInfo *joinrel, bool gpu, Index *fact_relid,
+				   List **device_quals, List **inner_paths, Cost *join_cost)
 {
 	GpuJoinPath *best = NULL;
+	Cost		best_cost = 0;
 	ListCell   *lc;
 
 	/*
 	 * Only the GpuJoin's depths and inner paths are taken: a partial one
 	 * (parallel-aware, with parallel-safe inner paths) serves as well, and
-	 * is the one a parallel GpuAgg needs.
+	 * is the one a parallel GpuAgg needs.  Also one that lost to a stock
+	 * join in the path list (kept_paths): its cost includes forming every
+	 * joined row on the host, which the fused path does not pay.
 	 */
-	foreach(lc, list_concat(list_copy(joinrel->pathlist), joinrel->partial_pathlist))
+	foreach(lc, gpujoin_paths_of(joinrel))
 	{
 		Path	   *p = lfirst(lc);
-		GpuJoinPath *gp;
+		GpuJoinPath *gp = (GpuJoinPath *) p;
 		int			nquals = 0;
 		ListCell   *lc2;
+		Cost		cost;
 
-		/* (the final scan/join target may have wrapped it in a projection) */
-		if (IsA(p, ProjectionPath))
-			p = ((ProjectionPath *) p)->subpath;
-		gp = (GpuJoinPath *) p;
-		if (!is_gpujoin_path(p) || p->param_info != NULL || gp->host_filters != NIL)
+		if (p->param_info != NULL || gp->host_filters != NIL)
 			continue;
 		foreach(lc2, gp->fact_quals)
 			if (!lfirst_node(RestrictInfo, lc2)->pseudoconstant)
@@ -2233,38 +2411,25 @@ gx_gpujoin_fusable(RelOptInfo *joinrel, bool gpu, Index *fact_relid, List **devi
 		if (nquals != list_length(gp->device_quals))
 			continue;
 		/*
-		 * The cheapest: a parallel GpuAgg replaces the inner paths that may
-		 * not run in a worker (a serial GpuScan) by parallel-safe ones, and
-		 * pays for it (gpuagg.c, parallel_inner_paths).
+		 * The cheapest when fused (not the cheapest GpuJoin path, whose cost
+		 * is mostly its joined rows): the scan of its outer relation and
+		 * the join without them.  A parallel GpuAgg replaces the inner
+		 * paths that may not run in a worker (a serial GpuScan) by
+		 * parallel-safe ones, and pays for it (gpuagg.c, replace_inner_paths).
 		 */
-		if (best == NULL || p->total_cost < best->cpath.path.total_cost)
+		cost = fused_join_cost(root, gp, gpu) + fused_scan_cost(root, gp, gpu);
+		if (best == NULL || cost < best_cost)
+		{
 			best = gp;
+			best_cost = cost;
+		}
 	}
 	if (best == NULL)
 		return NULL;
 	*fact_relid = best->fact_relid;
 	*device_quals = best->device_quals;
 	*inner_paths = best->cpath.custom_paths;
-	{
-		GxJoinCostInput jin;
-		Cost		startup,
-					run;
-
-		memset(&jin, 0, sizeof(jin));
-		*join_cost = 0;
-		for (int d = 0; d < best->ndepths; d++)
-		{
-			jin.inner_rows += best->depths[d].inner_rows;
-			*join_cost += best->depths[d].inner_path->total_cost;
-		}
-		jin.table_bytes = estimate_table_bytes(best);
-		jin.outer_rows = joinrel->rows;
-		jin.depths = best->ndepths;
-		jin.rows_out = 0;		/* rows stay on the device */
-		jin.gpu = gpu;
-		gx_cost_join(&jin, &startup, &run);
-		*join_cost += startup + run;
-	}
+	*join_cost = fused_join_cost(root, best, gpu);
 	return &best->cpath.path;
 }
 

@@ -23,8 +23,9 @@ extern void gx_gpujoin_init(void);
 /* GpuAgg over GpuJoin (see gpujoin.c) */
 typedef struct GxFusedJoin GxFusedJoin;
 
-extern Path *gx_gpujoin_fusable(RelOptInfo *joinrel, bool gpu, Index *fact_relid,
-								List **device_quals, List **inner_paths, Cost *join_cost);
+extern Path *gx_gpujoin_fusable(PlannerInfo *root, RelOptInfo *joinrel, bool gpu,
+								Index *fact_relid, List **device_quals, List **inner_paths,
+								Cost *join_cost);
 extern int	gx_gpujoin_inner_key_class(Path *joinpath, Expr *key);
 extern List *gx_gpujoin_fused_plan(Path *joinpath, List *inner_plans, List *inner_keys);
 extern GxFusedJoin *gx_fused_join_begin(List *priv, List *inner_plans, EState *estate,

@@ -313,12 +313,11 @@ gpuscan_add_paths(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTblEntry *
 
 	if (rel->consider_parallel && rel->lateral_relids == NULL)
 	{
-		int			workers = compute_parallel_worker(rel, rel->pages, -1,
-													  max_parallel_workers_per_gather);
+		int			workers = gx_parallel_scan_workers(rel, gpu);
 
 		if (workers > 0)
-			add_partial_path(rel, (Path *) make_gpuscan_path(root, rel, device_quals,
-															 host_quals, workers, gpu));
+			gx_add_partial_path(root, rel, (Path *) make_gpuscan_path(root, rel, device_quals,
+																	  host_quals, workers, gpu));
 	}
 }
 

@@ -61,6 +61,39 @@ def log(msg):
     print(msg, flush=True)
 
 
+STAT = "median"     # what Case.value() reports: median | best (set by decide_measurement)
+
+
+def decide_measurement(opts, queries):
+    """Fill in the measurement options left unset: with a decision report
+    (costmodel), where a 10 % margin is judged on queries of a millisecond,
+    the configurations of a query are timed interleaved, best of N, with
+    at least BENCH_MIN_CASE_MS = 500 ms of timed runs a case; otherwise
+    each case alone, the median of REPS runs."""
+    global STAT
+    judged = any(q.decisions for q in queries)
+    if opts.interleave is None:
+        opts.interleave = judged
+    if opts.stat is None:
+        opts.stat = "best" if judged else "median"
+    if opts.stat not in ("median", "best"):
+        raise SystemExit("bench: BENCH_STAT must be median or best, not %r" % opts.stat)
+    opts.min_case_ms = float(opts.min_case_ms if opts.min_case_ms is not None else (500 if judged else 0))
+    STAT = opts.stat
+
+
+def measurement_text(opts):
+    """One line on how times were taken, for the log and the summary."""
+    t = "%s client wall time in ms of %s%d warm runs" % (
+        "best" if opts.stat == "best" else "median",
+        "at least " if opts.min_case_ms > 0 else "", opts.reps)
+    if opts.min_case_ms > 0:
+        t += " (more for short queries: %.0f ms of timed runs a case, at most %d runs)" % (
+            opts.min_case_ms, opts.max_reps)
+    t += ", configurations %s" % ("interleaved run by run" if opts.interleave else "one after the other")
+    return t
+
+
 def flag_env(name):
     """True / False from a 0/1 (on/off, yes/no) variable; None when unset."""
     v = env(name)
@@ -81,6 +114,13 @@ class Options:
         self.nproc = int(env("BENCH_NPROC", str(os.cpu_count() or 2)))
         self.jobs = int(env("BENCH_JOBS", str(self.nproc)))
         self.max_case_s = float(env("BENCH_MAX_CASE_S", "30"))
+        # measurement (docs/benchmarks.md, Measurement); None: decided by the
+        # selected queries (interleaved, best of N and adaptive reps with a
+        # decision report), see decide_measurement
+        self.interleave = flag_env("BENCH_INTERLEAVE")
+        self.stat = env("BENCH_STAT")                     # median | best
+        self.min_case_ms = env("BENCH_MIN_CASE_MS")       # timed ms a case aims at
+        self.max_reps = int(env("BENCH_MAX_REPS", "100"))
         self.timeout_s = int(env("BENCH_STATEMENT_TIMEOUT", "900"))
         self.force_parallel = env("BENCH_FORCE_PARALLEL", "0") == "1"
         self.run_all = env("BENCH_RUN_ALL", "0") == "1"
@@ -596,10 +636,19 @@ class Case:
         self.explain_delta = None
         self.run_delta = None
         self.elapsed = 0.0        # wall seconds of the whole case (plans, runs, digest)
+        self.conn = None          # its session while it runs
+        self.spent = 0.0          # seconds of timed runs
         self.crashed = False
 
     def median(self):
         return statistics.median(self.times) if self.times else None
+
+    def best(self):
+        return min(self.times) if self.times else None
+
+    def value(self):
+        """The time reported and judged: the median, or with BENCH_STAT=best the best run."""
+        return self.best() if STAT == "best" else self.median()
 
     def cold_median(self):
         return statistics.median(self.cold) if self.cold else None
@@ -612,8 +661,13 @@ def open_session(opts, cfg):
     return c
 
 
-def run_case(opts, q, cfg):
+def start_case(opts, q, cfg):
+    """Open the case's session with the configuration's settings, plan the
+    query, skip it when not offloaded, run EXPLAIN ANALYZE once (which also
+    warms the session) and the first timed run, which keeps the rows.
+    Returns the case with its session in case.conn (None when done)."""
     case = Case(q, cfg)
+    case.conn = None
     try:
         c = open_session(opts, cfg)
     except PGError as e:
@@ -626,6 +680,7 @@ def run_case(opts, q, cfg):
         # gx_auto is timed even when it chose the stock plan
         if cfg.gx and gx["nodes"] == 0 and not opts.run_all and not (q.decisions and cfg.name == "gx_auto"):
             case.status, case.note, case.plan, case.shape = "skipped", "not offloaded", plan, shape
+            c.close()
             return case
         st0 = gx_status(c)
         if opts.explain == "analyze":
@@ -636,37 +691,115 @@ def run_case(opts, q, cfg):
         case.explain_delta = status_delta(st0, st1)
         case.plan = plan
         case.shape, case.gx, case.workers = plan_summary(plan)
-        # timed runs: client wall time of the whole result
-        reps = opts.reps
-        if case.exec_ms and case.exec_ms / 1000.0 * reps > opts.max_case_s:
-            reps = max(1, int(opts.max_case_s // (case.exec_ms / 1000.0)))
-        spent = 0.0
-        for i in range(reps):
-            if i > 0 and spent > opts.max_case_s:
-                break
-            t, n, rows, types = timed_keep(c, q.sql, opts.client_rows if i == 0 else -1)
-            spent += t
-            case.times.append(t * 1000.0)
-            if i == 0:
-                case.rows, case.types = n, types
-                if rows is not None:
-                    case.result = rows
-                    case.fingerprint = rows_fingerprint(rows, types)
-            elif n != case.rows:
-                case.status, case.note = "mismatch", "run %d returned %d rows, run 1 %d" % (i + 1, n, case.rows)
-        st2 = gx_status(c)
-        d = status_delta(st1, st2)
-        if d is not None and case.times:
-            case.run_delta = {k: v / len(case.times) for k, v in d.items()}
-        if case.result is None:
-            r = c.rows(digest_sql(q.sql, case.types))[0]
+        case.conn = c
+        case.spent = 0.0
+        case.run_delta = None
+        time_once(opts, case, first=True)
+    except PGError as e:
+        case.status, case.note = "error", str(e).splitlines()[0] if str(e) else "error"
+        c.close()
+        case.conn = None
+    return case
+
+
+def reps_wanted(opts, case):
+    """Timed runs for a case: REPS, more for a short query (BENCH_MIN_CASE_MS
+    of timed work, at most BENCH_MAX_REPS), fewer for one whose runs would
+    take longer than BENCH_MAX_CASE_S."""
+    est = case.times[0] if case.times else case.exec_ms
+    reps = opts.reps
+    if est and opts.min_case_ms > 0:
+        reps = max(reps, min(opts.max_reps, int(math.ceil(opts.min_case_ms / max(est, 0.001)))))
+    if case.exec_ms and case.exec_ms / 1000.0 * reps > opts.max_case_s:
+        reps = max(1, int(opts.max_case_s // (case.exec_ms / 1000.0)))
+    return reps
+
+
+def wants_more(opts, case):
+    return (case.conn is not None and case.status == "ok" and len(case.times) < reps_wanted(opts, case)
+            and case.spent <= opts.max_case_s)
+
+
+def time_once(opts, case, first=False):
+    """One timed run (client wall time of the whole result) on the case's
+    session; the device status deltas are summed over the case's own runs,
+    so that interleaved cases do not count each other's."""
+    c = case.conn
+    sa = gx_status(c)
+    t, n, rows, types = timed_keep(c, case.q.sql, opts.client_rows if first else -1)
+    sb = gx_status(c)
+    case.spent += t
+    case.times.append(t * 1000.0)
+    d = status_delta(sa, sb)
+    if d is not None:
+        case.run_delta = d if case.run_delta is None else {k: case.run_delta[k] + d[k] for k in d}
+    if first:
+        case.rows, case.types = n, types
+        if rows is not None:
+            case.result = rows
+            case.fingerprint = rows_fingerprint(rows, types)
+    elif n != case.rows:
+        case.status, case.note = "mismatch", "run %d returned %d rows, run 1 %d" % (len(case.times), n, case.rows)
+
+
+def finish_case(case):
+    """Per-run device deltas, the digest of a large result; close the session."""
+    c = case.conn
+    if c is None:
+        return case
+    try:
+        if case.run_delta is not None and case.times:
+            case.run_delta = {k: v / len(case.times) for k, v in case.run_delta.items()}
+        if case.status == "ok" and case.result is None:
+            r = c.rows(digest_sql(case.q.sql, case.types))[0]
             case.digest = "%s:%s" % (r[0], r[1])
             case.fingerprint = case.digest
     except PGError as e:
         case.status, case.note = "error", str(e).splitlines()[0] if str(e) else "error"
     finally:
         c.close()
+        case.conn = None
     return case
+
+
+def run_case(opts, q, cfg):
+    """A case alone: its runs one after the other."""
+    case = start_case(opts, q, cfg)
+    try:
+        while wants_more(opts, case):
+            time_once(opts, case)
+    except PGError as e:
+        case.status, case.note = "error", str(e).splitlines()[0] if str(e) else "error"
+    return finish_case(case)
+
+
+def run_cases_interleaved(opts, q, configs):
+    """Every configuration of a query in rounds: each round runs each case
+    that wants more runs once, the configurations in a rotating order, so
+    that a slow moment of the machine falls on all of them alike.  Returns
+    {name: case} in configuration order, elapsed seconds each."""
+    cases = {}
+    for cfg in configs:
+        tc = time.time()
+        cases[cfg.name] = start_case(opts, q, cfg)
+        cases[cfg.name].elapsed = time.time() - tc
+    order = [cases[cfg.name] for cfg in configs]
+    r = 0
+    while any(wants_more(opts, c) for c in order):
+        for case in order[r % len(order):] + order[:r % len(order)]:
+            if wants_more(opts, case):
+                tc = time.time()
+                try:
+                    time_once(opts, case)
+                except PGError as e:
+                    case.status, case.note = "error", str(e).splitlines()[0] if str(e) else "error"
+                case.elapsed += time.time() - tc
+        r += 1
+    for case in order:
+        tc = time.time()
+        finish_case(case)
+        case.elapsed += time.time() - tc
+    return cases
 
 
 def timed_keep(c, sql, keep_limit):
@@ -897,10 +1030,10 @@ def summarize(opts, queries, configs, cases_by_q, limits, gpu):
     rows = []
     for q in queries:
         cs = cases_by_q[q.name]
-        med = {n: (cs[n].median() if n in cs and cs[n].status == "ok" else None) for n in names}
+        med = {n: (cs[n].value() if n in cs and cs[n].status == "ok" else None) for n in names}
         stock = [med[n] for n in ("pg_serial", "pg_parallel") if med.get(n)]
         best = min(stock) if stock else None
-        r = {"set": q.set, "query": q.name, "rows": None, "median_ms": med, "best_stock_ms": best,
+        r = {"set": q.set, "query": q.name, "rows": None, "ms": med, "stat": opts.stat, "best_stock_ms": best,
              "ratio": {}, "gbps": None, "link_frac": None, "dev_link_frac": None, "hbm_frac": None,
              "check": "ok", "notes": [], "flags": []}
         for n in names:
@@ -924,10 +1057,10 @@ def summarize(opts, queries, configs, cases_by_q, limits, gpu):
         if all(c.note == "time budget" for c in cs.values()):
             r["check"] = "-"
         g = cs.get(gx_ref) if gx_ref else None
-        if g is not None and g.status == "ok" and g.median():
+        if g is not None and g.status == "ok" and g.value():
             b, dev_ms = case_bytes(g)
             if b:
-                r["gbps"] = b / (g.median() / 1000.0) / 1e9
+                r["gbps"] = b / (g.value() / 1000.0) / 1e9
                 if zc:
                     r["link_frac"] = r["gbps"] / zc
                     if dev_ms:
@@ -966,10 +1099,10 @@ def summary_text(opts, info, limits, phases, configs, summary, gx_ref, cold_mode
     else:
         L.append("limits: not measured (no GPU or no nvcc)")
     L.append("configurations: " + "; ".join("%s = %s" % (c.name, ", ".join(c.gucs)) for c in configs))
-    L.append("times: median client wall time in ms of %d warm runs (query sent until the whole result is in the "
+    L.append("times: %s (query sent until the whole result is in the "
              "client); ratio = gpuext / best stock (< 1: gpuext faster); GB/s = heap bytes the %s scan read / its "
              "wall time; link%% = that / zero-copy read limit; dev%% = the same over device time (summed over "
-             "requests: a lower bound when parallel workers overlap)" % (opts.reps, gx_ref or "gpuext"))
+             "requests: a lower bound when parallel workers overlap)" % (measurement_text(opts), gx_ref or "gpuext"))
     spent = {}
     for q in queries:
         for n, c in cases_by_q[q.name].items():
@@ -994,10 +1127,10 @@ def summary_text(opts, info, limits, phases, configs, summary, gx_ref, cold_mode
                 line.append("-")
             elif c.status == "skipped":
                 line.append("n/o" if c.note == "not offloaded" else "skip")
-            elif c.status != "ok" and c.median() is None:
+            elif c.status != "ok" and c.value() is None:
                 line.append(c.status[:5])
             else:
-                line.append(fmt_ms(c.median()))
+                line.append(fmt_ms(c.value()))
         for n in ratio_cols:
             line.append(fmt_ratio(r["ratio"].get(n)))
         line.append("-" if r["gbps"] is None else "%.1f" % r["gbps"])
@@ -1073,6 +1206,8 @@ def write_outputs(opts, info, limits, phases, configs, queries, cases_by_q, summ
                 for i, t in enumerate(c.cold):
                     w.writerow(base + ["cold", i + 1, round(t, 3)] + tail)
     doc = {"meta": dict(info, scale=opts.scale, scale_name=opts.scale_name, seed=opts.seed, reps=opts.reps,
+                        stat=opts.stat, interleave=opts.interleave, min_case_ms=opts.min_case_ms,
+                        max_reps=opts.max_reps, measurement=measurement_text(opts),
                         queries=opts.queries, cold=opts.cold, cold_mode=cold_mode if opts.cold else None,
                         float_digest_digits={"float4": FLOAT_SIG[FLOAT4], "float8": FLOAT_SIG[FLOAT8]},
                         float_rtol={"float4": FLOAT_RTOL[FLOAT4], "float8": FLOAT_RTOL[FLOAT8]},
@@ -1088,7 +1223,7 @@ def write_outputs(opts, info, limits, phases, configs, queries, cases_by_q, summ
                 continue
             doc["cases"].append({
                 "set": q.set, "query": q.name, "sql": q.sql, "config": cfg.name, "status": c.status,
-                "note": c.note, "rows": c.rows, "times_ms": c.times, "median_ms": c.median(),
+                "note": c.note, "rows": c.rows, "times_ms": c.times, "median_ms": c.median(), "best_ms": c.best(),
                 "cold_ms": c.cold, "fingerprint": c.fingerprint, "plan_shape": c.shape,
                 "workers_launched": c.workers, "case_seconds": round(c.elapsed, 3), "server_crash": c.crashed, "explain_execution_ms": c.exec_ms, "explain_planning_ms": c.plan_ms,
                 "gpuext_nodes": c.gx, "status_delta_explain": c.explain_delta, "status_delta_per_run": c.run_delta,
@@ -1210,8 +1345,9 @@ def main_run(opts):
         elif gpu_cfgs:
             configs = [c for c in configs if not c.gpu]
             log("bench: no GPU (%s): skipping %s" % (no_gpu, ", ".join(c.name for c in gpu_cfgs)))
-    log("bench: %d queries x %d configurations (%s), %d warm runs each" % (
-        len(queries), len(configs), ", ".join(c.name for c in configs), opts.reps))
+    decide_measurement(opts, queries)
+    log("bench: %d queries x %d configurations (%s); times: %s" % (
+        len(queries), len(configs), ", ".join(c.name for c in configs), measurement_text(opts)))
 
     # the planner as deployed runs on calibrated parameters: measure them
     # once before any gpuext configuration runs (BENCH_CALIBRATE)
@@ -1251,7 +1387,24 @@ def main_run(opts):
         cs = {}
         ref = None
         tq = time.time()
-        for cfg in configs:
+        if opts.interleave and not fatal:
+            lpos = log_size(opts)
+            cs = run_cases_interleaved(opts, q, configs)
+            crashed = crash_lines(opts, lpos)
+            if crashed and any(c.status == "error" for c in cs.values()):
+                for c in cs.values():
+                    if c.status == "error":
+                        c.crashed = True
+                        c.note = "SERVER CRASH: %s; %s" % (crashed[0], c.note)
+                fatal = recover_after_crash(opts, names, specs, have_prewarm)
+            for cfg in configs:
+                case = cs[cfg.name]
+                if ref is None and case.status == "ok":
+                    ref = case
+                else:
+                    check_case(ref, case)
+                    recheck_with_tolerance(opts, ref, case)
+        for cfg in ([] if opts.interleave and cs else configs):
             if fatal:
                 case = Case(q, cfg)
                 case.status, case.note = "skipped", "run stopped: " + fatal
@@ -1276,7 +1429,7 @@ def main_run(opts):
         cases_by_q[q.name] = cs
         log("  %-14s %6s rows  %s  (%.1fs)%s" % (
             q.name, "-" if ref is None or ref.rows is None else ref.rows,
-            "  ".join("%s %s" % (n, fmt_ms(c.median()) if c.status == "ok" else c.status) for n, c in cs.items()),
+            "  ".join("%s %s" % (n, fmt_ms(c.value()) if c.status == "ok" else c.status) for n, c in cs.items()),
             time.time() - tq,
             "".join("\n      %s %s: %s" % (n, c.status.upper(), c.note) for n, c in cs.items()
                     if c.status in ("mismatch", "error"))))

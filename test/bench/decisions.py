@@ -83,7 +83,7 @@ def calibrate(connect, run, why, out_dir, log):
 
 
 def _case_ok(c):
-    return c is not None and c.status == "ok" and c.median() is not None
+    return c is not None and c.status == "ok" and c.value() is not None
 
 
 def _has_gx(c):
@@ -102,9 +102,9 @@ def report(queries, cases_by_q, gpu):
         cpu_cfg = "pg_parallel" if "pg_parallel" in cs else "pg_serial"
         cpu_c, gpu_c, auto_c = cs.get(cpu_cfg), cs.get("gx_gpu"), cs.get("gx_auto")
         r = {"set": q.set, "query": q.name, "rows": None, "cpu_config": cpu_cfg,
-             "pg_serial_ms": cs["pg_serial"].median() if _case_ok(cs.get("pg_serial")) else None,
-             "cpu_ms": cpu_c.median() if _case_ok(cpu_c) else None,
-             "gpu_ms": None, "gpu_side": None, "auto_ms": auto_c.median() if _case_ok(auto_c) else None,
+             "pg_serial_ms": cs["pg_serial"].value() if _case_ok(cs.get("pg_serial")) else None,
+             "cpu_ms": cpu_c.value() if _case_ok(cpu_c) else None,
+             "gpu_ms": None, "gpu_side": None, "auto_ms": auto_c.value() if _case_ok(auto_c) else None,
              "auto_gpuext": None, "auto_nodes": None, "auto_engine": None,
              "auto_plan": auto_c.shape if auto_c is not None else None,
              "faster": None, "best_ms": None, "auto_side": None, "picked_faster": None,
@@ -122,7 +122,7 @@ def report(queries, cases_by_q, gpu):
             elif gpu_c.status == "ok":
                 r["gpu_side"] = _has_gx(gpu_c)
                 if r["gpu_side"] and _case_ok(gpu_c):
-                    r["gpu_ms"] = gpu_c.median()
+                    r["gpu_ms"] = gpu_c.value()
         if auto_c is not None and auto_c.status == "ok":
             r["auto_gpuext"] = _has_gx(auto_c)
             if r["auto_gpuext"]:
@@ -223,7 +223,7 @@ def text(rep, calib, fmt_ms, fmt_ratio):
                            for i, v in enumerate(row)).rstrip())
         if k == 0:
             L.append("  ".join("-" * w for w in widths))
-    L.append("cpu/gpu/auto: median ms; faster: the faster forced side (cpu-only: the forced-GPU plan has no gpuext "
+    L.append("cpu/gpu/auto: ms, as in the table above (the times line says median or best); faster: the faster forced side (cpu-only: the forced-GPU plan has no gpuext "
              "node, n/o); auto plan: the gpuext nodes in gx_auto's plan, or stock; picked: auto's side is the faster one, or auto within %d%% of the best forced time; "
              "auto/best and +ms: auto against the best forced time" % round(100 * PICK_TOL))
     share = fig["picked_faster_share"]
