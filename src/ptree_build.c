@@ -870,7 +870,13 @@ ptree_merge(Relation index, Buffer metabuf, IndexBulkDeleteCallback callback,
 		sp.plan.keys = palloc_extended(sizeof(uint64) * Max(nentries, 1), MCXT_ALLOC_HUGE);
 		sp.plan.tids = palloc_extended(sizeof(uint64) * Max(nentries, 1), MCXT_ALLOC_HUGE);
 		sp.plan.ranks = palloc_extended(sizeof(uint64) * Max(nentries, 1), MCXT_ALLOC_HUGE);
-		engine = ptree_merge_plan(m, keys, tids, nentries, &sp.plan) ? "GPU" : "CPU engine";
+		/* a delta of NULL entries only has nothing to plan */
+		if (nentries == 0)
+			engine = "nothing to plan";
+		else if (ptree_merge_plan(m, keys, tids, nentries, &sp.plan))
+			engine = "GPU";
+		else
+			engine = "CPU engine";
 		/* the NULL entries: sorted TIDs, duplicates dropped */
 		if (sp.nnulls > 1)
 			qsort(sp.nulls, sp.nnulls, sizeof(ItemPointerData), ptree_tid_cmp);
@@ -880,7 +886,9 @@ ptree_merge(Relation index, Buffer metabuf, IndexBulkDeleteCallback callback,
 		merge_stats.duplicates += (int64) (nentries - sp.plan.n) + (int64) (sp.nnulls - n);
 		merge_stats.entries += (int64) (nentries + sp.nnulls);
 		sp.nnulls = n;
-		if (strcmp(engine, "GPU") == 0)
+		if (nentries == 0)
+			merge_stats.walk++;
+		else if (strcmp(engine, "GPU") == 0)
 			merge_stats.gpu++;
 		else
 			merge_stats.cpu++;
