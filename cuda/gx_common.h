@@ -150,6 +150,8 @@ typedef enum GxFault
 
 /* page flags in a batch */
 #define GX_PAGE_ALL_VISIBLE		0x0001
+#define GX_PAGE_CACHED			0x0002	/* read from the column cache: buf_id
+										 * is the cache's page slot */
 
 /*
  * One heap page of a batch.  The page itself stays in shared_buffers
@@ -195,7 +197,8 @@ typedef struct GxBatch
 	uint64_t	arg2;
 	uint64_t	reserve_bytes;	/* device memory to reserve */
 	uint32_t	task_id;		/* device-resident state it works on */
-	uint32_t	pad2;
+	uint32_t	cache_id;		/* column cache of GX_PAGE_CACHED pages
+								 * (CPU engine: its table id), 0 = none */
 	uint64_t	result;			/* kind-specific result (task id, count) */
 } GxBatch;
 

@@ -15,6 +15,7 @@
 #include "storage/ipc.h"
 #include "utils/guc.h"
 
+#include "colcache.h"
 #include "cost.h"
 #include "gpuagg.h"
 #include "gpujoin.h"
@@ -125,6 +126,16 @@ define_gucs(void)
 							"Device memory one gpuext operator may reserve.",
 							"0 means no limit beyond the device's own memory.",
 							&gpuext_gpu_memory_limit_mb, 0, 0, INT_MAX,
+							PGC_SUSET, GUC_UNIT_MB, NULL, NULL, NULL);
+	DefineCustomBoolVariable("gpuext.enable_cache",
+							 "Lets scans read pages from gpuext column caches.",
+							 "Off reads every page from the heap, as without a cache.",
+							 &gpuext_enable_cache, true,
+							 PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("gpuext.cache_memory_limit",
+							"Memory all gpuext column caches together may hold.",
+							"Checked when a cache is built (gpuext_cache_enable).",
+							&gpuext_cache_memory_limit_mb, 1024, 0, INT_MAX,
 							PGC_SUSET, GUC_UNIT_MB, NULL, NULL, NULL);
 	DefineCustomBoolVariable("gpuext.regression_test_mode",
 							 "Hides device names, engines and timings in EXPLAIN.",

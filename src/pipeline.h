@@ -47,6 +47,9 @@ typedef struct GxPipeline
 	/* statistics for EXPLAIN ANALYZE */
 	uint64		nbatches;
 	uint64		npages;
+	bool		cache_open;		/* reading through a column cache */
+	uint32		cache_id;		/* its CPU engine id, for the batches */
+	uint64		cached_pages;	/* pages taken from it */
 	double		page_ms;		/* pinning and describing pages */
 	double		wait_ms;		/* waiting for batch results */
 } GxPipeline;
