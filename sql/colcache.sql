@@ -1,9 +1,9 @@
 --
 -- Column caches: gpuext_cache_enable / gpuext_cache_drop / gpuext_caches,
--- their errors, and GpuScan reading cached pages (CPU engine: the GPU's
--- copy of the cache is not built yet) with results equal to stock
--- PostgreSQL's before and after every kind of write.  Uses gx_diff from
--- gpuscan_setup.
+-- their errors, and GpuScan and GpuAgg reading cached pages (CPU engine:
+-- the GPU's copy of the cache is not built yet) with results equal to
+-- stock PostgreSQL's before and after every kind of write.  Uses gx_diff
+-- from gpuscan_setup and gx_agg_diff from gpuagg_setup.
 --
 \set VERBOSITY terse
 SET gpuext.regression_test_mode = on;
@@ -27,7 +27,7 @@ BEGIN
   RETURN (SELECT (p->>'Cached Pages')::bigint
             FROM json_array_elements(plan) AS top(t),
                  LATERAL (SELECT t->'Plan' UNION ALL SELECT t->'Plan'->'Plans'->0) AS x(p)
-           WHERE p->>'Custom Plan Provider' = 'GpuScan');
+           WHERE p->>'Custom Plan Provider' IN ('GpuScan', 'GpuAgg'));
 END;
 $fn$;
 
@@ -133,6 +133,20 @@ RESET parallel_setup_cost;
 RESET parallel_tuple_cost;
 RESET min_parallel_table_scan_size;
 RESET max_parallel_workers_per_gather;
+-- GpuAgg reads the cache too (count(*) needs no heap page at all)
+SET gpuext.enable_gpuagg = on;
+SELECT gx_agg_diff($$SELECT count(*) FROM cc WHERE i4 > 500$$);
+SELECT gx_agg_diff($$SELECT count(*) AS n, count(i4) AS n4, sum(i4), min(f8), max(tz) FROM cc$$);
+SELECT gx_agg_diff($$SELECT i2 % 10 AS k, count(*), sum(i8), min(d), max(ts), avg(f8) FROM cc WHERE b GROUP BY 1$$);
+SELECT gx_agg_diff($$SELECT b, count(*) FROM cc WHERE i4 IS NULL OR f8 IS NULL GROUP BY b$$);
+SELECT gx_cached_pages($$SELECT count(*) FROM cc WHERE i4 > 500$$) = (SELECT pages FROM gx_caches) AS all_cached;
+SET gpuext.force_offload = on;
+EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) SELECT count(*) FROM cc WHERE i4 > 500;
+RESET gpuext.force_offload;
+-- a GpuAgg needing an uncached column reads the heap
+SELECT gx_cached_pages($$SELECT count(*) FROM cc WHERE t LIKE 'row5%'$$) AS not_cached;
+SELECT gx_agg_diff($$SELECT count(*) FROM cc WHERE t LIKE 'row5%'$$);
+SET gpuext.enable_gpuagg = off;
 -- cursors and rescans
 BEGIN;
 DECLARE c SCROLL CURSOR FOR SELECT id FROM cc WHERE i4 = 17 ORDER BY id;
@@ -216,6 +230,19 @@ SELECT state FROM gx_caches;
 SELECT gx_cached_pages($$SELECT id FROM cc WHERE i4 = 7$$) AS not_cached;
 SELECT gx_diff($$SELECT id FROM cc WHERE i4 = 7$$);
 VACUUM cc;
+SELECT gpuext_cache_enable('cc', ARRAY['id', 'i4', 'f8']) > 0 AS cached;
+SELECT state FROM gx_caches;
+-- becoming an inheritance child (writes through the parent do not fire the
+-- child's statement triggers) stops the cache, also after it is detached
+CREATE TABLE cc_base (id int, i2 int2, i4 int4, i8 int8, f4 float4, f8 float8, b bool,
+                      d date, ts timestamp, tz timestamptz, t text, n numeric, late int);
+ALTER TABLE cc INHERIT cc_base;
+SELECT state FROM gx_caches;
+SELECT gx_cached_pages($$SELECT id FROM cc WHERE i4 = 7$$) AS not_cached;
+ALTER TABLE cc NO INHERIT cc_base;
+SELECT state FROM gx_caches;
+SELECT gx_diff($$SELECT id FROM cc WHERE i4 = 7$$);
+DROP TABLE cc_base;
 SELECT gpuext_cache_enable('cc', ARRAY['id', 'i4', 'f8']) > 0 AS cached;
 SELECT state FROM gx_caches;
 -- TRUNCATE in a transaction that rolls back: the count moved anyway

@@ -52,7 +52,9 @@
 #include "fmgr.h"
 #include "funcapi.h"
 #include "miscadmin.h"
+#include "nodes/parsenodes.h"
 #include "parser/parse_func.h"
+#include "tcop/utility.h"
 #include "storage/bufmgr.h"
 #include "storage/dsm.h"
 #include "storage/lmgr.h"
@@ -125,6 +127,73 @@ PG_FUNCTION_INFO_V1(gpuext_cache_drop);
 PG_FUNCTION_INFO_V1(gpuext_caches);
 PG_FUNCTION_INFO_V1(gpuext_cache_invalidate);
 PG_FUNCTION_INFO_V1(gpuext_cache_forget);
+
+static ProcessUtility_hook_type prev_process_utility = NULL;
+
+static CcEntry *find_entry(Oid relid);
+
+/* Count a write to relation rv (if it has a cache), as the triggers do. */
+static void
+bump_rangevar(RangeVar *rv)
+{
+	Oid			relid = rv ? RangeVarGetRelid(rv, NoLock, true) : InvalidOid;
+	CcEntry    *e;
+
+	if (!OidIsValid(relid))
+		return;
+	LWLockAcquire(cc_shared->lock, LW_SHARED);
+	e = find_entry(relid);
+	if (e)
+		pg_atomic_fetch_add_u64(&e->changes, 1);
+	LWLockRelease(cc_shared->lock);
+}
+
+/*
+ * ProcessUtility hook: a table that becomes (or stops being) an
+ * inheritance child or a partition stops its cache.  While it is one,
+ * writes through the parent fire the parent's statement triggers, not its
+ * own; the scan refuses a child's cache, and this count (non-
+ * transactional, before the command runs) keeps a table attached,
+ * written through its parent and detached again from looking unchanged.
+ */
+static void
+cc_process_utility(PlannedStmt *pstmt, const char *queryString, bool readOnlyTree,
+				   ProcessUtilityContext context, ParamListInfo params,
+				   QueryEnvironment *queryEnv, DestReceiver *dest, QueryCompletion *qc)
+{
+	Node	   *node = pstmt->utilityStmt;
+
+	if (cc_shared != NULL && IsA(node, AlterTableStmt))
+	{
+		AlterTableStmt *stmt = (AlterTableStmt *) node;
+		ListCell   *lc;
+
+		foreach(lc, stmt->cmds)
+		{
+			AlterTableCmd *cmd = lfirst_node(AlterTableCmd, lc);
+
+			if (cmd->subtype == AT_AddInherit || cmd->subtype == AT_DropInherit)
+				bump_rangevar(stmt->relation);
+			else if (cmd->subtype == AT_AttachPartition || cmd->subtype == AT_DetachPartition ||
+					 cmd->subtype == AT_DetachPartitionFinalize)
+				bump_rangevar(((PartitionCmd *) cmd->def)->name);
+		}
+	}
+	if (prev_process_utility)
+		prev_process_utility(pstmt, queryString, readOnlyTree, context, params, queryEnv,
+							 dest, qc);
+	else
+		standard_ProcessUtility(pstmt, queryString, readOnlyTree, context, params, queryEnv,
+								dest, qc);
+}
+
+/* Install the ProcessUtility hook; called from _PG_init when preloaded. */
+void
+gx_colcache_init(void)
+{
+	prev_process_utility = ProcessUtility_hook;
+	ProcessUtility_hook = cc_process_utility;
+}
 
 /* Shared memory of the registry; called from shmem_request_hook. */
 void
@@ -1061,6 +1130,8 @@ gx_colcache_open(Relation rel, Snapshot snapshot, const GxProgram *prog)
 		return NULL;
 	}
 	memcpy(&copy, e, sizeof(copy));
+	/* the count is read after the snapshot was taken (see the file header) */
+	pg_memory_barrier();
 	changes = pg_atomic_read_u64(&e->changes);
 	/* attached under the lock: a drop cannot destroy it before */
 	seg = (changes == copy.built_changes) ? dsm_attach(copy.handle) : NULL;

@@ -26,6 +26,7 @@ typedef struct GxCcScan
 extern int	gpuext_cache_memory_limit_mb;
 extern bool gpuext_enable_cache;
 
+extern void gx_colcache_init(void);
 extern void gx_colcache_shmem_request(void);
 extern void gx_colcache_shmem_startup(void);
 extern GxCcScan *gx_colcache_open(Relation rel, Snapshot snapshot, const GxProgram *prog);

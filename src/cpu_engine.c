@@ -228,7 +228,10 @@ cpu_agg(GxBatch *batch)
 	GxDatum		regs[GX_MAX_REGS];
 	unsigned char keybuf[GX_AGG_MAX_KEYS * (8 + GX_KEY_TEXT_MAX)];
 
-	if (table == NULL || !gx_program_ok(prog, batch->program_len))
+	const GxColCache *cc = batch->cache_id ? cpu_table_of(batch->cache_id) : NULL;
+
+	if (table == NULL || !gx_program_ok(prog, batch->program_len) ||
+		(batch->cache_id != 0 && (cc == NULL || batch->arg2 != 0)))
 		elog(ERROR, "gpuext: malformed aggregation batch");
 	/* fused with a join: arg2 names the join tables, their spec follows ours */
 	if (batch->arg2 != 0)
@@ -241,8 +244,30 @@ cpu_agg(GxBatch *batch)
 	}
 	for (uint32 p = 0; p < batch->npages; p++)
 	{
-		const unsigned char *page = page_of(&refs[p]);
+		const unsigned char *page;
 
+		if (refs[p].flags & GX_PAGE_CACHED)
+		{
+			/* a cached page: the same program and groups over its rows' columns */
+			const GxCcPage *pg;
+
+			if (cc == NULL || refs[p].buf_id >= cc->npages)
+				elog(ERROR, "gpuext: malformed cached page reference");
+			pg = &gx_cc_pages(cc)[refs[p].buf_id];
+			for (uint64 row = pg->row_start; row < pg->row_start + pg->nrows; row++)
+			{
+				int			rc = gx_agg_cached_row(prog, spec, table, cc, row, regs, keybuf);
+
+				if (rc == GX_ROW_PASS)
+					table->rows++;
+				else if (rc == GX_ROW_RECHECK)
+					table->recheck = 1;
+			}
+			if ((p & 63) == 63)
+				CHECK_FOR_INTERRUPTS();
+			continue;
+		}
+		page = page_of(&refs[p]);
 		for (uint32 off = 1; off <= refs[p].nline; off++)
 		{
 			int			rc = jtables ?

@@ -211,6 +211,7 @@ _PG_init(void)
 	gx_gpuagg_init();
 	gx_gpujoin_init();
 	gx_ptree_join_init();
+	gx_colcache_init();
 
 	/*
 	 * Last: PostgreSQL drops any gpuext.* setting of postgresql.conf that is

@@ -73,11 +73,13 @@ start_batch(GxPipeline *p)
 		p->src = gx_pages_begin(p->rel, p->snapshot, p->pscan);
 
 		/*
-		 * Scans on the CPU engine read cached pages from the column cache
-		 * (the GPU's copy of it is not built yet).  Opened after the
-		 * snapshot was taken, as colcache.c requires.
+		 * Scans and aggregations (not fused with a join) on the CPU engine
+		 * read cached pages from the column cache (the GPU's copy of it is
+		 * not built yet).  Opened after the snapshot was taken, as
+		 * colcache.c requires.
 		 */
-		if (p->kind == GX_REQ_SCAN && !p->engine.use_gpu)
+		if ((p->kind == GX_REQ_SCAN || (p->kind == GX_REQ_AGG && p->batch_arg2 == 0)) &&
+			!p->engine.use_gpu)
 		{
 			GxCcScan   *cache = gx_colcache_open(p->rel, p->snapshot, p->program);
 
