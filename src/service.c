@@ -190,9 +190,13 @@ batch_is_sane(GxSlot *s, GxBatch *b)
 		return false;
 	if ((uint64) b->program_offset + b->program_len > s->arena_len)
 		return false;
+	/* column cache pages are read by the CPU engine only (no device copy yet) */
+	if (b->cache_id != 0)
+		return false;
 	refs = gx_batch_pages(b);
 	for (uint32 i = 0; i < b->npages; i++)
-		if (refs[i].buf_id >= (uint32) NBuffers || refs[i].nline > GX_MAX_TUPLES_PER_PAGE)
+		if (refs[i].buf_id >= (uint32) NBuffers || refs[i].nline > GX_MAX_TUPLES_PER_PAGE ||
+			(refs[i].flags & GX_PAGE_CACHED))
 			return false;
 	return true;
 }
