@@ -84,8 +84,10 @@ gx_cc_offsets(const GxColCache *cc)
 
 /*
  * Load the attributes a program needs for row 'row' from the cache: the
- * counterpart of gx_deform for cached pages (the host checked that every
- * needed attribute is cached with the program's type).
+ * counterpart of gx_deform for cached pages.  The host checked that every
+ * needed attribute is cached with the program's type; a program rebuilt
+ * since (a rescan) that needs another one gets the row rechecked on the
+ * host, from the heap page.
  */
 GX_FUNC int
 gx_cc_deform(const GxProgram *prog, const GxColCache *cc, uint64_t row, GxDatum *regs)
@@ -104,6 +106,8 @@ gx_cc_deform(const GxProgram *prog, const GxColCache *cc, uint64_t row, GxDatum 
 		if (cc->colmap[i] < 0)
 			return GX_ROW_RECHECK;
 		col = &cc->cols[cc->colmap[i]];
+		if (col->type != att->type)
+			return GX_ROW_RECHECK;
 		r = &regs[att->reg];
 		if ((base[col->nulls_off + (row >> 3)] >> (row & 7)) & 1)
 		{

@@ -96,6 +96,14 @@ SELECT * FROM gx_caches;
 SELECT gpuext_cache_enable('cc') > 0 AS cached;
 SELECT relation, columns, pages = blocks AS all_pages, rows, state FROM gx_caches;
 SELECT tgname, tgenabled FROM pg_trigger WHERE tgrelid = 'cc'::regclass ORDER BY tgname;
+-- gpuext_caches() lists the tables the caller may read
+SET ROLE gx_cc_other;
+SELECT relation, state FROM gpuext_caches();
+RESET ROLE;
+REVOKE SELECT ON cc FROM gx_cc_other;
+SET ROLE gx_cc_other;
+SELECT relation, state FROM gpuext_caches();
+RESET ROLE;
 
 SELECT gx_diff($$SELECT * FROM cc WHERE i4 > 500$$);
 SELECT gx_diff($$SELECT id, ctid FROM cc WHERE i4 IS NULL$$);

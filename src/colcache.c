@@ -867,8 +867,26 @@ gpuext_cache_enable(PG_FUNCTION_ARGS)
 	memcpy(dsm_segment_address(seg), &header, sizeof(header));
 	image_fill(&b, (GxColCache *) dsm_segment_address(seg));
 
-	/* publish */
+	/* publish (the limit checked again: another build may have published) */
 	LWLockAcquire(cc_shared->lock, LW_EXCLUSIVE);
+	used = 0;
+	for (int i = 0; i < CC_MAX_RELS; i++)
+	{
+		CcEntry    *o = &cc_shared->entries[i];
+
+		if (o->used && !(o->dbid == MyDatabaseId && o->relid == relid))
+			used += o->bytes;
+	}
+	if (used + size > (uint64) gpuext_cache_memory_limit_mb * 1024 * 1024)
+	{
+		LWLockRelease(cc_shared->lock);
+		dsm_detach(seg);
+		ereport(ERROR,
+				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+				 errmsg("gpuext column cache of \"%s\" needs %llu kB, and %llu kB of gpuext.cache_memory_limit (%d MB) are used",
+						RelationGetRelationName(rel), (unsigned long long) (size / 1024),
+						(unsigned long long) (used / 1024), gpuext_cache_memory_limit_mb)));
+	}
 	e = find_entry(relid);
 	if (e == NULL)
 		for (int i = 0; i < CC_MAX_RELS && e == NULL; i++)
@@ -1028,6 +1046,7 @@ gpuext_caches(PG_FUNCTION_ARGS)
 
 		if (e->used && e->dbid == MyDatabaseId)
 		{
+			/* the caller's tables only (SELECT privilege), checked below */
 			memcpy(&copies[n], e, sizeof(CcEntry));
 			changes[n] = pg_atomic_read_u64(&e->changes);
 			n++;
@@ -1039,7 +1058,12 @@ gpuext_caches(PG_FUNCTION_ARGS)
 		CcEntry    *e = &copies[i];
 		Datum		values[8];
 		bool		nulls[8] = {0};
-		Datum	   *cols = palloc(sizeof(Datum) * Max(e->ncols, 1));
+		Datum	   *cols;
+
+		if (SearchSysCacheExists1(RELOID, ObjectIdGetDatum(e->relid)) &&
+			pg_class_aclcheck(e->relid, GetUserId(), ACL_SELECT) != ACLCHECK_OK)
+			continue;
+		cols = palloc(sizeof(Datum) * Max(e->ncols, 1));
 
 		for (int c = 0; c < e->ncols; c++)
 		{
