@@ -155,6 +155,20 @@ RESET gpuext.force_offload;
 SELECT gx_cached_pages($$SELECT count(*) FROM cc WHERE t LIKE 'row5%'$$) AS not_cached;
 SELECT gx_agg_diff($$SELECT count(*) FROM cc WHERE t LIKE 'row5%'$$);
 SET gpuext.enable_gpuagg = off;
+-- the GPU path (gpuext.cache_gpu = on): on a GPU the kernels read the
+-- cache's device copy; without one the batches fall back to the CPU
+-- engine, which reads the same cache.  Same answers either way
+SET gpuext.device = gpu;
+SET gpuext.cache_gpu = on;
+SELECT gx_diff($$SELECT * FROM cc WHERE i4 > 500$$);
+SELECT gx_diff($$SELECT id, ctid FROM cc WHERE i4 IS NULL OR f8 IS NULL$$);
+SELECT gx_cached_pages($$SELECT * FROM cc WHERE i4 > 500$$) = (SELECT pages FROM gx_caches) AS all_cached;
+SET gpuext.enable_gpuagg = on;
+SELECT gx_agg_diff($$SELECT i2 % 10 AS k, count(*), sum(i8), min(d), max(ts) FROM cc WHERE b GROUP BY 1$$);
+SELECT gx_agg_diff($$SELECT count(*) FROM cc WHERE i4 > 500 AND f8 IS NOT NULL$$);
+SET gpuext.enable_gpuagg = off;
+RESET gpuext.cache_gpu;
+SET gpuext.device = cpu;
 -- cursors and rescans
 BEGIN;
 DECLARE c SCROLL CURSOR FOR SELECT id FROM cc WHERE i4 = 17 ORDER BY id;

@@ -116,6 +116,7 @@ static CcShared *cc_shared = NULL;
 
 int			gpuext_cache_memory_limit_mb = 1024;
 bool		gpuext_enable_cache = true;
+bool		gpuext_cache_gpu = false;
 
 /* generations published by this transaction: dropped if it aborts */
 static uint64 cc_xact_generations[CC_MAX_RELS];
@@ -1185,6 +1186,8 @@ gx_colcache_open(Relation rel, Snapshot snapshot, const GxProgram *prog)
 		}
 
 	s = palloc0(sizeof(GxCcScan));
+	s->slot = (int) (e - cc_shared->entries);
+	s->generation = copy.generation;
 	s->seg = seg;
 	s->cc = cc;
 	s->rel = rel;
@@ -1214,6 +1217,41 @@ gx_colcache_slot(GxCcScan *s, BlockNumber blkno)
 	if (!VM_ALL_VISIBLE(s->rel, blkno, &s->vmbuf))
 		return -1;
 	return slot;
+}
+
+/*
+ * For the GPU service: map the image of registry slot 'slot' if it still
+ * has generation 'generation' (attached under the registry lock, so a
+ * drop cannot destroy it first); NULL otherwise.  The caller detaches.
+ */
+struct dsm_segment *
+gx_colcache_attach_slot(int slot, uint64 generation)
+{
+	CcEntry    *e;
+	dsm_segment *seg = NULL;
+
+	if (cc_shared == NULL || slot < 0 || slot >= CC_MAX_RELS)
+		return NULL;
+	LWLockAcquire(cc_shared->lock, LW_SHARED);
+	e = &cc_shared->entries[slot];
+	if (e->used && e->generation == generation)
+		seg = dsm_attach(e->handle);
+	LWLockRelease(cc_shared->lock);
+	return seg;
+}
+
+/* Does registry slot 'slot' still hold the image of that generation? */
+bool
+gx_colcache_slot_current(int slot, uint64 generation)
+{
+	bool		current;
+
+	if (cc_shared == NULL || slot < 0 || slot >= CC_MAX_RELS)
+		return false;
+	LWLockAcquire(cc_shared->lock, LW_SHARED);
+	current = cc_shared->entries[slot].used && cc_shared->entries[slot].generation == generation;
+	LWLockRelease(cc_shared->lock);
+	return current;
 }
 
 /* End a scan's use of the cache. */

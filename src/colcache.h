@@ -21,10 +21,13 @@ typedef struct GxCcScan
 	Relation	rel;
 	Buffer		vmbuf;			/* visibility map page last read */
 	uint32		cpu_id;			/* the CPU engine's table id of the image */
+	int			slot;			/* its registry slot (the GPU service's name) */
+	uint64		generation;
 } GxCcScan;
 
 extern int	gpuext_cache_memory_limit_mb;
 extern bool gpuext_enable_cache;
+extern bool gpuext_cache_gpu;
 
 extern void gx_colcache_init(void);
 extern void gx_colcache_shmem_request(void);
@@ -32,5 +35,7 @@ extern void gx_colcache_shmem_startup(void);
 extern GxCcScan *gx_colcache_open(Relation rel, Snapshot snapshot, const GxProgram *prog);
 extern int64 gx_colcache_slot(GxCcScan *s, BlockNumber blkno);
 extern void gx_colcache_close(GxCcScan *s);
+extern struct dsm_segment *gx_colcache_attach_slot(int slot, uint64 generation);
+extern bool gx_colcache_slot_current(int slot, uint64 generation);
 
 #endif							/* GPUEXT_COLCACHE_H */

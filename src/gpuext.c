@@ -132,6 +132,11 @@ define_gucs(void)
 							 "Off reads every page from the heap, as without a cache.",
 							 &gpuext_enable_cache, true,
 							 PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomBoolVariable("gpuext.cache_gpu",
+							 "Lets GpuScans on the GPU read column caches (a device copy).",
+							 "Off: only the CPU engine reads them; GPU scans read heap pages.",
+							 &gpuext_cache_gpu, false,
+							 PGC_USERSET, 0, NULL, NULL, NULL);
 	DefineCustomIntVariable("gpuext.cache_memory_limit",
 							"Memory all gpuext column caches together may hold.",
 							"Checked when a cache is built (gpuext_cache_enable).",

@@ -79,7 +79,7 @@ start_batch(GxPipeline *p)
 		 * colcache.c requires.
 		 */
 		if ((p->kind == GX_REQ_SCAN || (p->kind == GX_REQ_AGG && p->batch_arg2 == 0)) &&
-			!p->engine.use_gpu)
+			(!p->engine.use_gpu || gpuext_cache_gpu))
 		{
 			GxCcScan   *cache = gx_colcache_open(p->rel, p->snapshot, p->program);
 
@@ -88,6 +88,12 @@ start_batch(GxPipeline *p)
 				gx_pages_use_cache(p->src, cache);
 				p->cache_open = true;
 				p->cache_id = cache->cpu_id;
+				if (p->engine.use_gpu)
+				{
+					/* the service names the device copy by registry slot */
+					p->cache_slot = cache->slot + 1;
+					p->cache_gen = cache->generation;
+				}
 			}
 		}
 	}
@@ -111,6 +117,16 @@ start_batch(GxPipeline *p)
 	batch->out_len = (uint32) (n * p->out_per_page);
 	batch->task_id = p->task_id;
 	batch->cache_id = p->cache_id;
+	batch->cache_slot = p->cache_slot;
+	batch->cache_gen = p->cache_gen;
+	if (p->cache_open)
+	{
+		const GxPageRef *refs = gx_batch_pages(batch);
+
+		for (uint32 i = 0; i < n; i++)
+			if (refs[i].flags & GX_PAGE_CACHED)
+				p->cached_in_batches++;
+	}
 	batch->arg = p->batch_arg;
 	batch->arg2 = p->batch_arg2;
 	b->npages = n;
@@ -197,6 +213,7 @@ gx_pipeline_end(GxPipeline *p)
 		gx_pages_end(p->src);
 	p->src = NULL;
 	p->cache_id = 0;
+	p->cache_slot = 0;
 }
 
 /*

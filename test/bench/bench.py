@@ -434,6 +434,8 @@ def set_caches(opts, facts):
             return          # a gpuext without column caches
         for n in cached:
             c.execute("SELECT gpuext_cache_drop('%s')" % n)
+        # GPU scans and aggregations read the caches' device copies
+        c.execute("ALTER DATABASE %s SET gpuext.cache_gpu = %s" % (opts.db, "on" if opts.cache else "off"))
         if not opts.cache:
             return
         c.execute("SET gpuext.cache_memory_limit = %d" % opts.cache_mb)

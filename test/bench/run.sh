@@ -35,8 +35,9 @@
 #                      (gpuext_cache_enable) of every cacheable column of the
 #                      fact tables, built after the prewarm (BENCH_CACHE_MB:
 #                      its gpuext.cache_memory_limit, default 65536); without
-#                      it, caches left by an earlier run are dropped.  For
-#                      now only GpuScan on the CPU engine reads caches
+#                      it, caches left by an earlier run are dropped.
+#                      Sets gpuext.cache_gpu = on for the database (GpuScan
+#                      and GpuAgg read the caches' device copies)
 #   --no-build         BENCH_BUILD=0: use the installed gpuext as it is
 #   --keep-running     BENCH_KEEP_RUNNING=1: leave the cluster running at the end
 #   --calibrate, --no-calibrate
