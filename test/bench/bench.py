@@ -430,7 +430,9 @@ def set_caches(opts, facts):
     with connect(opts) as c:
         try:
             cached = [r[0] for r in c.rows("SELECT relation::text FROM gpuext_caches()")]
-        except PGError:
+        except PGError as e:
+            if opts.cache:
+                log("bench: no column caches: %s" % str(e).strip())
             return          # a gpuext without column caches
         for n in cached:
             c.execute("SELECT gpuext_cache_drop('%s')" % n)
@@ -441,6 +443,9 @@ def set_caches(opts, facts):
         c.execute("SET gpuext.cache_memory_limit = %d" % opts.cache_mb)
         for n in facts:
             t0 = time.time()
+            # the load's VACUUM runs right after its commits, which (with
+            # synchronous_commit off) it cannot yet mark all-visible: again
+            c.execute("VACUUM %s" % n)
             c.execute("SELECT gpuext_cache_enable('%s')" % n)
             for r in c.rows("SELECT pages, blocks, rows, bytes, array_to_string(columns, ',') "
                             "FROM gpuext_caches() WHERE relation = '%s'::regclass" % n):
