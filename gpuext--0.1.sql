@@ -251,3 +251,57 @@ CREATE FUNCTION gpuext_ptree_merge_stats(
 RETURNS record
 AS 'MODULE_PATHNAME', 'gpuext_ptree_merge_stats'
 LANGUAGE C VOLATILE PARALLEL RESTRICTED;
+
+-- Column caches (src/colcache.c): a table's fixed-width columns of its
+-- all-visible pages, read by scans instead of the heap pages while no
+-- write has been seen since they were built.
+CREATE FUNCTION gpuext_cache_invalidate()
+RETURNS trigger
+AS 'MODULE_PATHNAME', 'gpuext_cache_invalidate'
+LANGUAGE C;
+
+CREATE FUNCTION gpuext_cache_enable(rel regclass, columns text[] DEFAULT NULL)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'gpuext_cache_enable'
+LANGUAGE C VOLATILE;
+
+CREATE FUNCTION gpuext_cache_drop(rel regclass)
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'gpuext_cache_drop'
+LANGUAGE C VOLATILE STRICT;
+
+CREATE FUNCTION gpuext_caches(
+    OUT relation regclass,
+    OUT columns text[],
+    OUT pages bigint,
+    OUT blocks bigint,
+    OUT rows bigint,
+    OUT bytes bigint,
+    OUT state text,
+    OUT built_at timestamptz)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'gpuext_caches'
+LANGUAGE C VOLATILE;
+
+-- a dropped table's cache goes with it (the entry is freed only once the
+-- relation is gone, so anyone may call it)
+CREATE FUNCTION gpuext_cache_forget(rel oid)
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'gpuext_cache_forget'
+LANGUAGE C VOLATILE STRICT;
+
+CREATE FUNCTION gpuext_cache_sql_drop()
+RETURNS event_trigger
+LANGUAGE plpgsql AS $$
+DECLARE
+  obj record;
+BEGIN
+  FOR obj IN SELECT objid FROM pg_event_trigger_dropped_objects()
+              WHERE classid = 'pg_class'::regclass AND objsubid = 0 LOOP
+    PERFORM gpuext_cache_forget(obj.objid);
+  END LOOP;
+END;
+$$;
+
+CREATE EVENT TRIGGER gpuext_cache_sql_drop ON sql_drop
+  EXECUTE FUNCTION gpuext_cache_sql_drop();

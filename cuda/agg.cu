@@ -32,9 +32,14 @@ agg_table_init_kernel(GxAggTable *t, uint64_t capacity, uint64_t max_groups)
 	t->rows = 0;
 }
 
+/*
+ * CACHED: the batch has column cache pages (a separate instantiation, so
+ * that batches without them run the kernel as it was).
+ */
+template <bool CACHED>
 __global__ void __launch_bounds__(AGG_THREADS)
 agg_kernel(GxBatch *batch, const unsigned char *pages, const GxProgram *__restrict__ prog,
-		   GxAggTable *global, uint64_t local_arg)
+		   GxAggTable *global, uint64_t local_arg, const GxColCache *__restrict__ cc)
 {
 	extern __shared__ uint4 smem[];
 	uint4	   *page = smem;
@@ -57,11 +62,27 @@ agg_kernel(GxBatch *batch, const unsigned char *pages, const GxProgram *__restri
 	for (uint32_t p = blockIdx.x; p < npages; p += gridDim.x)
 	{
 		GxPageRef	ref = refs[p];
+		const GxCcPage *pg = NULL;
+		uint32_t	nrows = ref.nline;
 
-		gx_load_page(page, pages + (size_t) ref.buf_id * GX_BLCKSZ);
-		for (uint32_t off = threadIdx.x + 1; off <= ref.nline; off += blockDim.x)
+		if (CACHED && (ref.flags & GX_PAGE_CACHED))
 		{
-			int			rc = gx_scan_tuple(prog, (const unsigned char *) page, &ref, off, regs);
+			/* a column cache page: rows from the cache's columns, no page */
+			if (cc == NULL)
+			{
+				if (threadIdx.x == 0)
+					batch->kernel_error = GX_KERR_NO_TASK;
+				continue;
+			}
+			pg = &gx_cc_pages(cc)[ref.buf_id];
+			nrows = pg->nrows;
+		}
+		else
+			gx_load_page(page, pages + (size_t) ref.buf_id * GX_BLCKSZ);
+		for (uint32_t i = threadIdx.x; i < nrows; i += blockDim.x)
+		{
+			int			rc = (CACHED && pg) ? gx_scan_cached_row(prog, cc, pg->row_start + i, regs) :
+				gx_scan_tuple(prog, (const unsigned char *) page, &ref, i + 1, regs);
 			unsigned char *entry;
 
 			if (rc == GX_ROW_FAIL)
@@ -169,12 +190,20 @@ gx_launch_agg(const GxLaunch *l, cudaStream_t s)
 	if (l->task_dev == NULL)
 		return cudaErrorInvalidValue;
 	if ((rc = gx_copy_program(l, s)) != cudaSuccess ||
-		(rc = gx_agg_launch_smem(l, (const void *) agg_kernel, &smem)) != cudaSuccess)
+		(rc = gx_agg_launch_smem(l, l->cache_dev ? (const void *) agg_kernel<true> :
+								 (const void *) agg_kernel<false>, &smem)) != cudaSuccess)
 		return rc;
 	grid = gx_page_grid(b->npages);
-	agg_kernel<<<grid, AGG_THREADS, smem, s>>>(l->batch_dev, l->pages_dev,
-											   (const GxProgram *) l->scratch_dev,
-											   (GxAggTable *) l->task_dev, b->arg);
+	if (l->cache_dev)
+		agg_kernel<true><<<grid, AGG_THREADS, smem, s>>>(l->batch_dev, l->pages_dev,
+														 (const GxProgram *) l->scratch_dev,
+														 (GxAggTable *) l->task_dev, b->arg,
+														 (const GxColCache *) l->cache_dev);
+	else
+		agg_kernel<false><<<grid, AGG_THREADS, smem, s>>>(l->batch_dev, l->pages_dev,
+														  (const GxProgram *) l->scratch_dev,
+														  (GxAggTable *) l->task_dev, b->arg,
+														  NULL);
 	return cudaGetLastError();
 }
 

@@ -276,6 +276,19 @@ gxr_alloc(int dev, uint64_t bytes, void **ptr, char *err, int errlen)
 	return 0;
 }
 
+/* Copy host memory (pageable or not) into device memory, synchronously. */
+extern "C" int
+gxr_copy_to_device(int dev, void *dst, const void *src, size_t bytes, char *err, int errlen)
+{
+	cudaError_t rc;
+
+	if ((rc = cudaSetDevice(dev)) != cudaSuccess)
+		return report(rc, "cudaSetDevice", err, errlen);
+	if ((rc = cudaMemcpy(dst, src, bytes, cudaMemcpyHostToDevice)) != cudaSuccess)
+		return report(rc, "cudaMemcpy", err, errlen);
+	return 0;
+}
+
 /* Free memory whose every use on the device has completed (never waits). */
 extern "C" void
 gxr_free(int dev, void *ptr)

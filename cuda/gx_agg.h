@@ -26,6 +26,7 @@
 #define GX_AGG_H
 
 #include "gx_program.h"
+#include "gx_colcache.h"
 
 #define GX_AGG_MAX_KEYS		8
 #define GX_AGG_MAX_AGGS		32
@@ -897,6 +898,24 @@ gx_agg_group_entry(GxAggTable *local, GxAggTable *t, const GxAggSpec *spec,
 }
 
 /*
+ * Aggregate a row the program evaluated to rc (its registers in regs):
+ * find its group and accumulate.  Returns rc, or GX_ROW_RECHECK when the
+ * device cannot.
+ */
+GX_ATOMIC_FUNC int
+gx_agg_row(const GxAggSpec *spec, GxAggTable *t, int rc, GxDatum *regs, unsigned char *keybuf)
+{
+	unsigned char *entry;
+
+	if (rc != GX_ROW_PASS)
+		return rc;
+	entry = gx_agg_group_entry(NULL, t, spec, regs, keybuf);
+	if (entry == NULL || gx_agg_accumulate(spec, entry, regs) != 0)
+		return GX_ROW_RECHECK;
+	return GX_ROW_PASS;
+}
+
+/*
  * Aggregate one tuple of a page: run the program (quals and the key and
  * input expressions), then find the group and accumulate.  Returns
  * GX_ROW_PASS (aggregated), GX_ROW_FAIL (filtered out) or GX_ROW_RECHECK.
@@ -906,15 +925,15 @@ gx_agg_tuple(const GxProgram *prog, const GxAggSpec *spec, GxAggTable *t,
 			 const unsigned char *page, const GxPageRef *ref, uint32_t off,
 			 GxDatum *regs, unsigned char *keybuf)
 {
-	int			rc = gx_scan_tuple(prog, page, ref, off, regs);
-	unsigned char *entry;
+	return gx_agg_row(spec, t, gx_scan_tuple(prog, page, ref, off, regs), regs, keybuf);
+}
 
-	if (rc != GX_ROW_PASS)
-		return rc;
-	entry = gx_agg_group_entry(NULL, t, spec, regs, keybuf);
-	if (entry == NULL || gx_agg_accumulate(spec, entry, regs) != 0)
-		return GX_ROW_RECHECK;
-	return GX_ROW_PASS;
+/* The same for row 'row' of a column cache (a GX_PAGE_CACHED page's row). */
+GX_ATOMIC_FUNC int
+gx_agg_cached_row(const GxProgram *prog, const GxAggSpec *spec, GxAggTable *t,
+				  const GxColCache *cc, uint64_t row, GxDatum *regs, unsigned char *keybuf)
+{
+	return gx_agg_row(spec, t, gx_scan_cached_row(prog, cc, row, regs), regs, keybuf);
 }
 
 #endif							/* GX_AGG_H */

@@ -152,6 +152,8 @@ typedef enum GxFault
 
 /* page flags in a batch */
 #define GX_PAGE_ALL_VISIBLE		0x0001
+#define GX_PAGE_CACHED			0x0002	/* read from the column cache: buf_id
+										 * is the cache's page slot */
 
 /*
  * One heap page of a batch.  The page itself stays in shared_buffers
@@ -192,13 +194,16 @@ typedef struct GxBatch
 	uint32_t	out_len;
 	uint32_t	abort_flag;		/* set by the service to stop a kernel */
 	uint32_t	kernel_error;	/* set by a kernel that failed (GX_KERR_*) */
-	uint32_t	pad;
+	uint32_t	cache_slot;		/* GPU: column cache registry slot + 1 of
+								 * GX_PAGE_CACHED pages, 0 = none */
 	uint64_t	arg;			/* kind-specific argument */
 	uint64_t	arg2;
 	uint64_t	reserve_bytes;	/* device memory to reserve */
 	uint32_t	task_id;		/* device-resident state it works on */
-	uint32_t	pad2;
+	uint32_t	cache_id;		/* column cache of GX_PAGE_CACHED pages
+								 * (CPU engine: its table id), 0 = none */
 	uint64_t	result;			/* kind-specific result (task id, count) */
+	uint64_t	cache_gen;		/* GPU: that cache's generation */
 } GxBatch;
 
 GX_FUNC const GxPageRef *

@@ -993,6 +993,44 @@ gx_align(uint32_t off, int align)
 }
 
 /*
+ * Load a fixed-width by-value attribute of GxType 'type' stored at p (a
+ * heap tuple's bytes, or a column cache's array: the same image) into a
+ * register.  Returns -1 for a type that is not fixed-width.
+ */
+GX_FUNC int
+gx_load_fixed(int type, const unsigned char *p, GxDatum *r)
+{
+	r->isnull = 0;
+	r->scale = 0;
+	switch (type)
+	{
+		case GX_TYPE_BOOL:
+			r->v.i = p[0] != 0;
+			break;
+		case GX_TYPE_INT2:
+			r->v.i = *(const int16_t *) p;
+			break;
+		case GX_TYPE_INT4:
+		case GX_TYPE_DATE:
+			r->v.i = *(const int32_t *) p;
+			break;
+		case GX_TYPE_INT8:
+		case GX_TYPE_TIMESTAMP:
+			r->v.i = *(const int64_t *) p;
+			break;
+		case GX_TYPE_FLOAT4:
+			r->v.f = *(const float *) p;
+			break;
+		case GX_TYPE_FLOAT8:
+			r->v.f = *(const double *) p;
+			break;
+		default:
+			return -1;
+	}
+	return 0;
+}
+
+/*
  * Walk the attributes of a tuple up to the last one the program needs,
  * loading the needed ones into their registers.  Returns GX_ROW_PASS, or
  * GX_ROW_RECHECK for a value the device cannot decode.
@@ -1040,36 +1078,8 @@ gx_deform(const GxProgram *prog, const unsigned char *tup, uint32_t tuplen, GxDa
 
 		if (att->attlen > 0)
 		{
-			if (r)
-			{
-				r->isnull = 0;
-				r->scale = 0;
-				switch (att->type)
-				{
-					case GX_TYPE_BOOL:
-						r->v.i = p[0] != 0;
-						break;
-					case GX_TYPE_INT2:
-						r->v.i = *(const int16_t *) p;
-						break;
-					case GX_TYPE_INT4:
-					case GX_TYPE_DATE:
-						r->v.i = *(const int32_t *) p;
-						break;
-					case GX_TYPE_INT8:
-					case GX_TYPE_TIMESTAMP:
-						r->v.i = *(const int64_t *) p;
-						break;
-					case GX_TYPE_FLOAT4:
-						r->v.f = *(const float *) p;
-						break;
-					case GX_TYPE_FLOAT8:
-						r->v.f = *(const double *) p;
-						break;
-					default:
-						return GX_ROW_RECHECK;
-				}
-			}
+			if (r && gx_load_fixed(att->type, p, r) != 0)
+				return GX_ROW_RECHECK;
 			off += att->attlen;
 		}
 		else

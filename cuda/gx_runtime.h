@@ -52,6 +52,7 @@ typedef struct GxLaunch
 	void	   *task_dev;		/* device-resident state of the task, if any */
 	uint64_t	task_bytes;		/* its size */
 	void	   *task2_dev;		/* a second task's (GX_REQ_AGG fused with a join) */
+	const void *cache_dev;		/* a column cache's copy (GX_PAGE_CACHED pages) */
 } GxLaunch;
 
 /* Initialise CUDA and count devices; 0 devices is not an error. */
@@ -70,6 +71,8 @@ extern void *gxr_device_view(int dev, void *host);
 /* Device memory, allocated before a launch (size first, then run). */
 extern int	gxr_alloc(int dev, uint64_t bytes, void **ptr, char *err, int errlen);
 extern void gxr_free(int dev, void *ptr);
+extern int	gxr_copy_to_device(int dev, void *dst, const void *src, size_t bytes,
+							   char *err, int errlen);
 extern void gxr_trim(int dev);
 
 /*

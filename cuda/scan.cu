@@ -16,11 +16,57 @@
 #include "gx_kernels.h"
 #include "gx_device.cuh"
 #include "gx_program.h"
+#include "gx_colcache.h"
 
 #define SCAN_THREADS 256
 
+/*
+ * A page the column cache holds (GX_PAGE_CACHED): each thread runs the
+ * program on one of its rows, read from the cache's columns in device
+ * memory (consecutive threads, consecutive rows: coalesced), and sets the
+ * row's line pointer bit in bitmaps in shared memory, which are then
+ * written out whole.  Every thread of the block calls it.
+ */
+__device__ static void
+scan_cached_page(const GxProgram *prog, const GxColCache *cc, const GxPageRef *ref,
+				 GxScanPageOut *out, GxDatum *regs)
+{
+	__shared__ uint32_t bits[2][GX_BITMAP_WORDS];
+	const GxCcPage *pg = &gx_cc_pages(cc)[ref->buf_id];
+	const uint16_t *offsets = gx_cc_offsets(cc);
+
+	if (threadIdx.x < GX_BITMAP_WORDS)
+	{
+		bits[0][threadIdx.x] = 0;
+		bits[1][threadIdx.x] = 0;
+	}
+	__syncthreads();
+	for (uint32_t r = threadIdx.x; r < pg->nrows; r += SCAN_THREADS)
+	{
+		uint64_t	row = pg->row_start + r;
+		uint32_t	off = offsets[row];
+		int			rc = gx_scan_cached_row(prog, cc, row, regs);
+
+		if (off >= 1 && off <= GX_BITMAP_WORDS * 32 && rc != GX_ROW_FAIL)
+			atomicOr(&bits[rc == GX_ROW_PASS ? 0 : 1][(off - 1) >> 5], 1u << ((off - 1) & 31));
+	}
+	__syncthreads();
+	if (threadIdx.x < GX_BITMAP_WORDS)
+	{
+		out->pass[threadIdx.x] = bits[0][threadIdx.x];
+		out->recheck[threadIdx.x] = bits[1][threadIdx.x];
+	}
+	__syncthreads();			/* the bitmaps are reused */
+}
+
+/*
+ * CACHED: the batch has column cache pages (a separate instantiation, so
+ * that batches without them run the kernel as it was).
+ */
+template <bool CACHED>
 __global__ void __launch_bounds__(SCAN_THREADS)
-scan_kernel(GxBatch *batch, const unsigned char *pages, const GxProgram *__restrict__ prog)
+scan_kernel(GxBatch *batch, const unsigned char *pages, const GxProgram *__restrict__ prog,
+			const GxColCache *__restrict__ cc)
 {
 	__shared__ uint4 page[GX_BLCKSZ / 16];
 	const GxPageRef *refs = gx_batch_pages(batch);
@@ -39,6 +85,15 @@ scan_kernel(GxBatch *batch, const unsigned char *pages, const GxProgram *__restr
 	{
 		GxPageRef	ref = refs[p];
 
+		if (CACHED && (ref.flags & GX_PAGE_CACHED))
+		{
+			/* the service checked buf_id against the cache's pages */
+			if (cc != NULL)
+				scan_cached_page(prog, cc, &ref, &outs[p], regs);
+			else if (threadIdx.x == 0)
+				batch->kernel_error = GX_KERR_NO_TASK;
+			continue;
+		}
 		gx_load_page(page, pages + (size_t) ref.buf_id * GX_BLCKSZ);
 		for (uint32_t base = 0; base < GX_BITMAP_WORDS * 32; base += SCAN_THREADS)
 		{
@@ -68,7 +123,13 @@ gx_launch_scan(const GxLaunch *l, cudaStream_t s)
 	if (rc != cudaSuccess)
 		return rc;
 	grid = gx_page_grid(b->npages);
-	scan_kernel<<<grid, SCAN_THREADS, 0, s>>>(l->batch_dev, l->pages_dev,
-											  (const GxProgram *) l->scratch_dev);
+	if (l->cache_dev)
+		scan_kernel<true><<<grid, SCAN_THREADS, 0, s>>>(l->batch_dev, l->pages_dev,
+														(const GxProgram *) l->scratch_dev,
+														(const GxColCache *) l->cache_dev);
+	else
+		scan_kernel<false><<<grid, SCAN_THREADS, 0, s>>>(l->batch_dev, l->pages_dev,
+														 (const GxProgram *) l->scratch_dev,
+														 NULL);
 	return cudaGetLastError();
 }

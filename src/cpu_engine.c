@@ -22,6 +22,7 @@
 #include "utils/timestamp.h"
 
 #include "gx_agg.h"
+#include "gx_colcache.h"
 #include "gx_join.h"
 #include "gx_rtree.h"
 #include "gx_ptree.h"
@@ -69,7 +70,13 @@ cpu_sleep(GxBatch *batch)
 	}
 }
 
-/* GX_REQ_SCAN: run the device program over every tuple of the batch. */
+static void *cpu_table_of(uint64 id);
+
+/*
+ * GX_REQ_SCAN: run the device program over every tuple of the batch; the
+ * rows of cached pages come from the column cache registered under the
+ * batch's cache_id.
+ */
 static void
 cpu_scan(GxBatch *batch)
 {
@@ -78,14 +85,40 @@ cpu_scan(GxBatch *batch)
 	const GxProgram *prog = (const GxProgram *) ((const char *) batch + batch->program_offset);
 	GxDatum		regs[GX_MAX_REGS];
 
-	if (!gx_program_ok(prog, batch->program_len))
+	const GxColCache *cc = batch->cache_id ? cpu_table_of(batch->cache_id) : NULL;
+
+	if (!gx_program_ok(prog, batch->program_len) || (batch->cache_id != 0 && cc == NULL))
 		elog(ERROR, "gpuext: malformed device program");
 	for (uint32 p = 0; p < batch->npages; p++)
 	{
-		const unsigned char *page = page_of(&refs[p]);
+		const unsigned char *page;
 		GxScanPageOut *out = &outs[p];
 
 		memset(out, 0, sizeof(*out));
+		if (refs[p].flags & GX_PAGE_CACHED)
+		{
+			/* a cached page: the same program over its rows' columns */
+			const GxCcPage *pg;
+			const uint16_t *offsets;
+
+			if (cc == NULL || refs[p].buf_id >= cc->npages)
+				elog(ERROR, "gpuext: malformed cached page reference");
+			pg = &gx_cc_pages(cc)[refs[p].buf_id];
+			offsets = gx_cc_offsets(cc);
+			for (uint64 row = pg->row_start; row < pg->row_start + pg->nrows; row++)
+			{
+				int			rc = gx_scan_cached_row(prog, cc, row, regs);
+
+				if (rc == GX_ROW_PASS)
+					gx_bitmap_set(out->pass, offsets[row]);
+				else if (rc == GX_ROW_RECHECK)
+					gx_bitmap_set(out->recheck, offsets[row]);
+			}
+			if ((p & 63) == 63)
+				CHECK_FOR_INTERRUPTS();
+			continue;
+		}
+		page = page_of(&refs[p]);
 		for (uint32 off = 1; off <= refs[p].nline; off++)
 		{
 			int			rc = gx_scan_tuple(prog, page, &refs[p], off, regs);
@@ -195,7 +228,10 @@ cpu_agg(GxBatch *batch)
 	GxDatum		regs[GX_MAX_REGS];
 	unsigned char keybuf[GX_AGG_MAX_KEYS * (8 + GX_KEY_TEXT_MAX)];
 
-	if (table == NULL || !gx_program_ok(prog, batch->program_len))
+	const GxColCache *cc = batch->cache_id ? cpu_table_of(batch->cache_id) : NULL;
+
+	if (table == NULL || !gx_program_ok(prog, batch->program_len) ||
+		(batch->cache_id != 0 && (cc == NULL || batch->arg2 != 0)))
 		elog(ERROR, "gpuext: malformed aggregation batch");
 	/* fused with a join: arg2 names the join tables, their spec follows ours */
 	if (batch->arg2 != 0)
@@ -208,8 +244,30 @@ cpu_agg(GxBatch *batch)
 	}
 	for (uint32 p = 0; p < batch->npages; p++)
 	{
-		const unsigned char *page = page_of(&refs[p]);
+		const unsigned char *page;
 
+		if (refs[p].flags & GX_PAGE_CACHED)
+		{
+			/* a cached page: the same program and groups over its rows' columns */
+			const GxCcPage *pg;
+
+			if (cc == NULL || refs[p].buf_id >= cc->npages)
+				elog(ERROR, "gpuext: malformed cached page reference");
+			pg = &gx_cc_pages(cc)[refs[p].buf_id];
+			for (uint64 row = pg->row_start; row < pg->row_start + pg->nrows; row++)
+			{
+				int			rc = gx_agg_cached_row(prog, spec, table, cc, row, regs, keybuf);
+
+				if (rc == GX_ROW_PASS)
+					table->rows++;
+				else if (rc == GX_ROW_RECHECK)
+					table->recheck = 1;
+			}
+			if ((p & 63) == 63)
+				CHECK_FOR_INTERRUPTS();
+			continue;
+		}
+		page = page_of(&refs[p]);
 		for (uint32 off = 1; off <= refs[p].nline; off++)
 		{
 			int			rc = jtables ?

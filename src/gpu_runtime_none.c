@@ -64,6 +64,13 @@ gxr_free(int dev, void *ptr)
 {
 }
 
+int
+gxr_copy_to_device(int dev, void *dst, const void *src, size_t bytes, char *err, int errlen)
+{
+	strlcpy(err, NO_CUDA_MSG, errlen);
+	return -1;
+}
+
 void
 gxr_trim(int dev)
 {

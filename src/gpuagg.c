@@ -2070,6 +2070,8 @@ gpuagg_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 			ExplainPropertyInteger("Groups", NULL, gas->ngroups, es);
 			ExplainPropertyInteger("Rows Aggregated", NULL, gas->rows_aggregated, es);
 		}
+		if (gas->pipe_started && gas->pipe.cache_open)
+			ExplainPropertyInteger("Cached Pages", NULL, gas->pipe.cached_pages, es);
 		if (!gpuext_regression_test_mode && gas->pipe_started)
 		{
 			ExplainPropertyInteger("Pages", NULL, gas->pipe.npages, es);

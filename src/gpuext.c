@@ -15,6 +15,7 @@
 #include "storage/ipc.h"
 #include "utils/guc.h"
 
+#include "colcache.h"
 #include "cost.h"
 #include "gpuagg.h"
 #include "gpujoin.h"
@@ -126,6 +127,21 @@ define_gucs(void)
 							"0 means no limit beyond the device's own memory.",
 							&gpuext_gpu_memory_limit_mb, 0, 0, INT_MAX,
 							PGC_SUSET, GUC_UNIT_MB, NULL, NULL, NULL);
+	DefineCustomBoolVariable("gpuext.enable_cache",
+							 "Lets scans read pages from gpuext column caches.",
+							 "Off reads every page from the heap, as without a cache.",
+							 &gpuext_enable_cache, true,
+							 PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomBoolVariable("gpuext.cache_gpu",
+							 "Lets GpuScans on the GPU read column caches (a device copy).",
+							 "Off: only the CPU engine reads them; GPU scans read heap pages.",
+							 &gpuext_cache_gpu, false,
+							 PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("gpuext.cache_memory_limit",
+							"Memory all gpuext column caches together may hold.",
+							"Checked when a cache is built (gpuext_cache_enable).",
+							&gpuext_cache_memory_limit_mb, 1024, 0, INT_MAX,
+							PGC_SUSET, GUC_UNIT_MB, NULL, NULL, NULL);
 	DefineCustomBoolVariable("gpuext.regression_test_mode",
 							 "Hides device names, engines and timings in EXPLAIN.",
 							 "Makes regression test output stable across machines.",
@@ -200,6 +216,7 @@ _PG_init(void)
 	gx_gpuagg_init();
 	gx_gpujoin_init();
 	gx_ptree_join_init();
+	gx_colcache_init();
 
 	/*
 	 * Last: PostgreSQL drops any gpuext.* setting of postgresql.conf that is

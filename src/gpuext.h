@@ -280,6 +280,9 @@ extern uint32 gx_pages_fill(GxPageSource *src, GxPageRef *refs,
 extern void gx_pages_release(Buffer *buffers, uint32 npages);
 extern uint32 gx_batch_pages_cap(int batches_in_flight);
 extern void gx_pages_end(GxPageSource *src);
+struct GxCcScan;
+extern void gx_pages_use_cache(GxPageSource *src, struct GxCcScan *cache);
+extern uint64 gx_pages_cached(GxPageSource *src);
 extern void gx_pages_rescan(GxPageSource *src);
 extern Size gx_batch_size(uint32 npages, Size program_len, Size out_per_page);
 extern void gx_batch_layout(GxBatch *batch, int kind, uint32 npages,

@@ -72,6 +72,7 @@ typedef struct GpuScanState
 	/* statistics */
 	uint64		rows_from_device;
 	uint64		rows_rechecked;
+	uint64		pages_pinned_late;	/* cached pages pinned for their rows */
 } GpuScanState;
 
 static set_rel_pathlist_hook_type prev_set_rel_pathlist_hook = NULL;
@@ -457,6 +458,21 @@ finish_current(GpuScanState *gss)
 }
 
 /*
+ * Pin the heap page of a page the column cache answered for (the batch
+ * releases it with the others): its rows are returned from the page as
+ * for any other.  The rows the cache holds are still there: they were
+ * all-visible when cached, no write has been seen since (colcache.c), and
+ * line pointers of rows visible to the scan's snapshot stay put.
+ */
+static void
+pin_cached_page(GpuScanState *gss, GxPipeBatch *b, BlockNumber blkno)
+{
+	b->buffers[gss->cur_page] = ReadBufferExtended(gss->css.ss.ss_currentRelation,
+												   MAIN_FORKNUM, blkno, RBM_NORMAL, NULL);
+	gss->pages_pinned_late++;
+}
+
+/*
  * The next row of the current batch that the device passed or wants
  * rechecked, stored in the scan slot; false when the batch is exhausted.
  * *recheck says which.
@@ -483,9 +499,18 @@ next_row_of_batch(GpuScanState *gss, bool *recheck)
 		{
 			int			bit = pg_rightmost_one_pos32(gss->cur_bits);
 			OffsetNumber off = gss->cur_word * 32 + bit + 1;
-			Page		page = BufferGetPage(b->buffers[gss->cur_page]);
-			ItemId		lp = PageGetItemId(page, off);
+			Page		page;
+			ItemId		lp;
 			HeapTuple	tup = &gss->tuple;
+
+			if (!BufferIsValid(b->buffers[gss->cur_page]))
+				pin_cached_page(gss, b, refs[gss->cur_page].blkno);
+			page = BufferGetPage(b->buffers[gss->cur_page]);
+			lp = PageGetItemId(page, off);
+			if (off > PageGetMaxOffsetNumber(page) || !ItemIdIsNormal(lp))
+				elog(ERROR, "gpuext: column cache row (%u,%u) of \"%s\" is not in the heap page",
+					 refs[gss->cur_page].blkno, off,
+					 RelationGetRelationName(gss->css.ss.ss_currentRelation));
 
 			*recheck = (out->recheck[gss->cur_word] >> bit) & 1;
 			gss->cur_bits &= gss->cur_bits - 1;
@@ -670,12 +695,18 @@ gpuscan_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 
 		ExplainPropertyInteger("Pages", NULL, gss->pipe.npages, es);
 		ExplainPropertyInteger("Rows Rechecked on Host", NULL, gss->rows_rechecked, es);
+		if (gss->pipe.cache_open)
+		{
+			ExplainPropertyInteger("Cached Pages", NULL, gss->pipe.cached_pages, es);
+			ExplainPropertyInteger("Cached Pages Read for Rows", NULL, gss->pages_pinned_late, es);
+		}
 		if (!gpuext_regression_test_mode)
 		{
 			ExplainPropertyInteger("GPU Batches", NULL, e->gpu_batches, es);
 			ExplainPropertyInteger("CPU Batches", NULL, e->cpu_batches, es);
 			ExplainPropertyInteger("Fallback Batches", NULL, e->fallback_batches, es);
-			ExplainPropertyInteger("Heap Bytes Read", "kB", gss->pipe.npages * BLCKSZ / 1024, es);
+			ExplainPropertyInteger("Heap Bytes Read", "kB",
+								   (gss->pipe.npages - gss->pipe.cached_in_batches) * BLCKSZ / 1024, es);
 			gx_pipeline_explain_times(&gss->pipe, es);
 		}
 	}

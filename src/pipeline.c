@@ -21,6 +21,7 @@
 #include "storage/bufmgr.h"
 
 #include "calibrate.h"
+#include "colcache.h"
 #include "pipeline.h"
 
 /* Set up a pipeline; the engine and the page source start lazily. */
@@ -68,7 +69,34 @@ start_batch(GxPipeline *p)
 	instr_time	t0;
 
 	if (p->src == NULL)
+	{
 		p->src = gx_pages_begin(p->rel, p->snapshot, p->pscan);
+
+		/*
+		 * Scans and aggregations (not fused with a join) on the CPU engine
+		 * read cached pages from the column cache (the GPU's copy of it is
+		 * not built yet).  Opened after the snapshot was taken, as
+		 * colcache.c requires.
+		 */
+		if ((p->kind == GX_REQ_SCAN || (p->kind == GX_REQ_AGG && p->batch_arg2 == 0)) &&
+			(!p->engine.use_gpu || gpuext_cache_gpu))
+		{
+			GxCcScan   *cache = gx_colcache_open(p->rel, p->snapshot, p->program);
+
+			if (cache)
+			{
+				gx_pages_use_cache(p->src, cache);
+				p->cache_open = true;
+				p->cache_id = cache->cpu_id;
+				if (p->engine.use_gpu)
+				{
+					/* the service names the device copy by registry slot */
+					p->cache_slot = cache->slot + 1;
+					p->cache_gen = cache->generation;
+				}
+			}
+		}
+	}
 
 	batch = gx_engine_batch_alloc(&p->engine, &b->pb,
 								  gx_batch_size(p->max_pages, proglen, p->out_per_page));
@@ -78,6 +106,7 @@ start_batch(GxPipeline *p)
 	INSTR_TIME_SET_CURRENT(t0);
 	n = gx_pages_fill(p->src, (GxPageRef *) gx_batch_pages(batch), b->buffers, p->max_pages);
 	p->page_ms += gx_elapsed_us(t0) / 1000.0;
+	p->cached_pages = gx_pages_cached(p->src);
 	if (n == 0)
 	{
 		gx_engine_batch_free(&b->pb);
@@ -87,6 +116,17 @@ start_batch(GxPipeline *p)
 	batch->npages = n;
 	batch->out_len = (uint32) (n * p->out_per_page);
 	batch->task_id = p->task_id;
+	batch->cache_id = p->cache_id;
+	batch->cache_slot = p->cache_slot;
+	batch->cache_gen = p->cache_gen;
+	if (p->cache_open)
+	{
+		const GxPageRef *refs = gx_batch_pages(batch);
+
+		for (uint32 i = 0; i < n; i++)
+			if (refs[i].flags & GX_PAGE_CACHED)
+				p->cached_in_batches++;
+	}
 	batch->arg = p->batch_arg;
 	batch->arg2 = p->batch_arg2;
 	b->npages = n;
@@ -172,6 +212,8 @@ gx_pipeline_end(GxPipeline *p)
 	if (p->src)
 		gx_pages_end(p->src);
 	p->src = NULL;
+	p->cache_id = 0;
+	p->cache_slot = 0;
 }
 
 /*

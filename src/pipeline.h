@@ -47,6 +47,12 @@ typedef struct GxPipeline
 	/* statistics for EXPLAIN ANALYZE */
 	uint64		nbatches;
 	uint64		npages;
+	bool		cache_open;		/* reading through a column cache */
+	uint32		cache_id;		/* its CPU engine id, for the batches */
+	uint64		cached_pages;	/* pages taken from it */
+	uint64		cached_in_batches;	/* of those, pages with rows (in batches) */
+	uint32		cache_slot;		/* GPU batches: its registry slot + 1 */
+	uint64		cache_gen;		/* and generation */
 	double		page_ms;		/* pinning and describing pages */
 	double		wait_ms;		/* waiting for batch results */
 } GxPipeline;

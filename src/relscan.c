@@ -29,6 +29,8 @@
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
 
+#include "colcache.h"
+
 struct GxPageSource
 {
 	Relation	rel;
@@ -40,6 +42,8 @@ struct GxPageSource
 	ParallelBlockTableScanWorkerData pwork;
 	bool		parallel_started;
 	bool		done;
+	GxCcScan   *cache;			/* column cache of the relation, or NULL */
+	uint64		cached_pages;	/* pages taken from it */
 };
 
 /* Start reading the pages of a heap relation (serially, or a share of a parallel scan). */
@@ -174,6 +178,27 @@ gx_pages_fill(GxPageSource *src, GxPageRef *refs, Buffer *buffers, uint32 max_pa
 			break;
 		}
 		CHECK_FOR_INTERRUPTS();
+		if (src->cache)
+		{
+			int64		slot = gx_colcache_slot(src->cache, blkno);
+
+			if (slot >= 0)
+			{
+				const GxCcPage *pg = &gx_cc_pages(src->cache->cc)[slot];
+
+				/* cached: no pin; a page without rows has nothing visible */
+				src->cached_pages++;
+				if (pg->nrows == 0)
+					continue;
+				refs[n].buf_id = (uint32) slot;
+				refs[n].nline = pg->maxoff;
+				refs[n].blkno = blkno;
+				refs[n].flags = GX_PAGE_ALL_VISIBLE | GX_PAGE_CACHED;
+				memset(refs[n].visible, 0, sizeof(refs[n].visible));
+				buffers[n++] = InvalidBuffer;
+				continue;
+			}
+		}
 		buf = ReadBufferExtended(src->rel, MAIN_FORKNUM, blkno, RBM_NORMAL, src->strategy);
 		heap_page_prune_opt(src->rel, buf);
 		if (describe_page(src, buf, blkno, &refs[n]))
@@ -207,12 +232,31 @@ void
 gx_pages_release(Buffer *buffers, uint32 npages)
 {
 	for (uint32 i = 0; i < npages; i++)
-		ReleaseBuffer(buffers[i]);
+		if (BufferIsValid(buffers[i]))
+			ReleaseBuffer(buffers[i]);
+}
+
+/*
+ * Read the pages that the column cache holds from it (the caller opened
+ * the cache for this scan, after its snapshot; gx_pages_end closes it).
+ */
+void
+gx_pages_use_cache(GxPageSource *src, GxCcScan *cache)
+{
+	src->cache = cache;
+}
+
+/* Pages of the scan taken from the column cache so far. */
+uint64
+gx_pages_cached(GxPageSource *src)
+{
+	return src->cached_pages;
 }
 
 void
 gx_pages_end(GxPageSource *src)
 {
+	gx_colcache_close(src->cache);
 	if (src->strategy)
 		FreeAccessStrategy(src->strategy);
 	pfree(src);

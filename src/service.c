@@ -29,12 +29,15 @@
 #include "postmaster/interrupt.h"
 #include "storage/buf_internals.h"
 #include "storage/bufmgr.h"
+#include "storage/dsm.h"
 #include "storage/ipc.h"
 #include "storage/proc.h"
 #include "utils/guc.h"
 #include "utils/timestamp.h"
 
 #include "gx_rtree.h"
+#include "gx_colcache.h"
+#include "colcache.h"
 
 /* a request the service has started on a device */
 /*
@@ -54,6 +57,10 @@ typedef struct ServiceTask
 	int			owner_pid;
 	int			inflight;		/* requests running on it */
 	bool		destroy_pending;
+	int			cache_slot;		/* a column cache's device copy: its
+								 * registry slot + 1 (0: not one) */
+	uint64		cache_gen;		/* and the image's generation */
+	uint32		cache_npages;
 } ServiceTask;
 
 /*
@@ -73,6 +80,7 @@ typedef struct Inflight
 	uint64		bytes_read;
 	ServiceTask *task;			/* the task it works on, if any */
 	ServiceTask *task2;			/* a second one (join tables of a fused aggregation) */
+	ServiceTask *cache;			/* the column cache copy it reads, if any */
 	bool		abort_sent;
 } Inflight;
 
@@ -192,8 +200,20 @@ batch_is_sane(GxSlot *s, GxBatch *b)
 		return false;
 	refs = gx_batch_pages(b);
 	for (uint32 i = 0; i < b->npages; i++)
-		if (refs[i].buf_id >= (uint32) NBuffers || refs[i].nline > GX_MAX_TUPLES_PER_PAGE)
+	{
+		if (refs[i].nline > GX_MAX_TUPLES_PER_PAGE)
 			return false;
+		/* a column cache page: buf_id is checked against the cache's copy */
+		if (refs[i].flags & GX_PAGE_CACHED)
+		{
+			if (b->cache_slot == 0 || !(b->kind == GX_REQ_SCAN ||
+										(b->kind == GX_REQ_AGG && b->arg2 == 0)))
+				return false;
+			continue;
+		}
+		if (refs[i].buf_id >= (uint32) NBuffers)
+			return false;
+	}
 	return true;
 }
 
@@ -269,13 +289,17 @@ end_task_use(Inflight *f)
 {
 	ServiceTask *t = f->task;
 	ServiceTask *t2 = f->task2;
+	ServiceTask *tc = f->cache;
 
 	f->task = NULL;
 	f->task2 = NULL;
+	f->cache = NULL;
 	if (t != NULL && --t->inflight == 0 && t->destroy_pending)
 		free_task(t);
 	if (t2 != NULL && --t2->inflight == 0 && t2->destroy_pending)
 		free_task(t2);
+	if (tc != NULL && --tc->inflight == 0 && tc->destroy_pending)
+		free_task(tc);
 }
 
 /* Free the tasks whose owner process is gone (it crashed or exited). */
@@ -295,6 +319,100 @@ collect_orphan_tasks(void)
 			release_task(t);
 		}
 	}
+}
+
+/*
+ * Free the device copies of column caches that were dropped or rebuilt
+ * (or lost in a device reset), once no request reads them.
+ */
+static void
+sweep_cache_tasks(void)
+{
+	for (int i = 0; i < GX_MAX_TASKS; i++)
+	{
+		ServiceTask *t = &tasks[i];
+
+		if (t->id != 0 && t->cache_slot != 0 && !t->destroy_pending &&
+			(t->mem == NULL || !gx_colcache_slot_current(t->cache_slot - 1, t->cache_gen)))
+			release_task(t);
+	}
+}
+
+/*
+ * The copy on device 'dev' of the column cache in registry slot 'slot'
+ * (0-based) at 'generation': the one made by an earlier request, or made
+ * now (one synchronous copy of the image; every later batch reads device
+ * memory).
+ * The copy is a task owned by the service; it goes when the cache is
+ * dropped or rebuilt.  NULL with *status and err when it cannot be had.
+ */
+static ServiceTask *
+cache_task(int slot, uint64 generation, int dev, int *status, char *err, int errlen)
+{
+	ServiceTask *t = NULL;
+	dsm_segment *seg;
+	const GxColCache *cc;
+	uint64		bytes;
+	void	   *mem;
+
+	sweep_cache_tasks();
+	for (int i = 0; i < GX_MAX_TASKS; i++)
+		if (tasks[i].id != 0 && tasks[i].cache_slot == slot + 1 &&
+			tasks[i].cache_gen == generation && tasks[i].device == dev &&
+			tasks[i].mem != NULL && !tasks[i].destroy_pending)
+			return &tasks[i];
+	for (int i = 0; i < GX_MAX_TASKS && t == NULL; i++)
+		if (tasks[i].id == 0)
+			t = &tasks[i];
+	*status = GX_ERR_DEVICE;
+	if (t == NULL)
+	{
+		strlcpy(err, "too many GPU tasks", errlen);
+		*status = GX_ERR_OUT_OF_MEMORY;
+		return NULL;
+	}
+	seg = gx_colcache_attach_slot(slot, generation);
+	if (seg == NULL)
+	{
+		strlcpy(err, "the column cache was dropped or rebuilt", errlen);
+		return NULL;
+	}
+	cc = (const GxColCache *) dsm_segment_address(seg);
+	bytes = cc->size;
+	if (cc->magic != GX_CC_MAGIC || bytes > dsm_segment_map_length(seg))
+	{
+		dsm_detach(seg);
+		strlcpy(err, "malformed column cache image", errlen);
+		return NULL;
+	}
+	if (gxr_alloc(dev, bytes, &mem, err, errlen) != 0)
+	{
+		dsm_detach(seg);
+		*status = GX_ERR_OUT_OF_MEMORY;
+		return NULL;
+	}
+	if (gxr_copy_to_device(dev, mem, cc, bytes, err, errlen) != 0)
+	{
+		gxr_free(dev, mem);
+		dsm_detach(seg);
+		return NULL;
+	}
+	t->cache_npages = cc->npages;
+	dsm_detach(seg);
+	t->id = next_task_id++;
+	if (next_task_id == 0)
+		next_task_id = 1;
+	t->kind = GX_REQ_SCAN;
+	t->device = dev;
+	t->mem = mem;
+	t->bytes = bytes;
+	t->owner_pid = MyProcPid;
+	t->cache_slot = slot + 1;
+	t->cache_gen = generation;
+	pg_atomic_fetch_add_u64(&gx_shared->device_mem_used[dev], bytes);
+	elog(DEBUG1, "gpuext GPU service: column cache of registry slot %d copied to device %d ("
+		 UINT64_FORMAT " bytes)", slot, dev, bytes);
+	return t;
 }
 
 /*
@@ -431,6 +549,8 @@ start_request(uint32 slot_index)
 	int			dev;
 	uint64		need;
 	ServiceTask *task = NULL;
+	ServiceTask *ctask = NULL;
+	uint32		ncached = 0;
 	char		err[GX_ERRLEN];
 
 	if (!pg_atomic_compare_exchange_u32(&s->state, &expected, GX_SLOT_RUNNING))
@@ -506,6 +626,35 @@ start_request(uint32 slot_index)
 	}
 	if (start_task_request(slot_index, s, b, &task, &dev))
 		return;
+	/*
+	 * A scan or an aggregation with column cache pages reads the cache's
+	 * copy on the device it runs on (an aggregation's: its group table's).
+	 */
+	if (b->cache_slot != 0)
+	{
+		const GxPageRef *refs = gx_batch_pages(b);
+		int			status;
+
+		ctask = cache_task((int) b->cache_slot - 1, b->cache_gen, task ? task->device : dev,
+						   &status, err, sizeof(err));
+		if (ctask == NULL)
+		{
+			finish_request(slot_index, status, err, 0);
+			return;
+		}
+		for (uint32 i = 0; i < b->npages; i++)
+			if (refs[i].flags & GX_PAGE_CACHED)
+			{
+				if (refs[i].buf_id >= ctask->cache_npages)
+				{
+					finish_request(slot_index, GX_ERR_BAD_REQUEST,
+								   "column cache page out of range", 0);
+					return;
+				}
+				ncached++;
+			}
+		dev = ctask->device;
+	}
 	f = &inflight[ninflight];
 	memset(f, 0, sizeof(*f));
 	f->slot_index = slot_index;
@@ -566,6 +715,11 @@ start_request(uint32 slot_index)
 		task->inflight++;
 		f->task = task;
 	}
+	if (ctask)
+	{
+		ctask->inflight++;
+		f->cache = ctask;
+	}
 	/* an aggregation fused with a join also reads the join's tables (arg2) */
 	if (s->kind == GX_REQ_AGG && b->arg2 != 0)
 	{
@@ -593,12 +747,14 @@ start_request(uint32 slot_index)
 	l.task_dev = task ? task->mem : NULL;
 	l.task_bytes = task ? task->bytes : 0;
 	l.task2_dev = f->task2 ? f->task2->mem : NULL;
+	l.cache_dev = ctask ? ctask->mem : NULL;
 	if (gx_kind_creates_task(s->kind))
 	{
 		l.scratch_dev = task->mem;
 		l.scratch_bytes = task->bytes;
 	}
-	if (s->fault == GX_FAULT_NONE)
+	/* (a column cache's copy is not recorded: such batches are not captured) */
+	if (s->fault == GX_FAULT_NONE && b->cache_slot == 0)
 		gx_capture_request(s->kind, b, s->arena_len, l.scratch_bytes,
 						   task ? task->id : 0, f->task2 ? f->task2->id : 0);
 	if (l.batch_dev == NULL || l.pages_dev == NULL ||
@@ -615,7 +771,7 @@ start_request(uint32 slot_index)
 	}
 	s->device = dev;
 	elog(DEBUG2, "gpuext GPU service: request in slot %u launched on device %d", slot_index, dev);
-	f->bytes_read = gx_kind_reads_pages(s->kind) ? (uint64) b->npages * GX_BLCKSZ : 0;
+	f->bytes_read = gx_kind_reads_pages(s->kind) ? (uint64) (b->npages - ncached) * GX_BLCKSZ : 0;
 	device_load[dev]++;
 	ninflight++;
 }
@@ -954,6 +1110,7 @@ gpuext_service_main(Datum arg)
 				gxr_trim(d);
 			refresh_device_info();
 			collect_orphan_tasks();
+			sweep_cache_tasks();
 			last_refresh = GetCurrentTimestamp();
 		}
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,

@@ -15,6 +15,8 @@
 #include "storage/proc.h"
 #include "storage/shmem.h"
 
+#include "colcache.h"
+
 GxShared   *gx_shared = NULL;
 char	   *gx_arena = NULL;
 
@@ -55,6 +57,7 @@ gx_shmem_request(void)
 	/* the arena is aligned by hand so it shares no page with neighbours */
 	RequestAddinShmemSpace(add_size(gx_arena_bytes(), 2 * ARENA_ALIGN));
 	RequestNamedLWLockTranche("gpuext", 1);
+	gx_colcache_shmem_request();
 }
 
 GxSlot *
@@ -120,6 +123,7 @@ gx_shmem_startup(void)
 		gx_shared->arena_units = gx_arena_bytes() / GX_ARENA_UNIT;
 		gx_shared->arena_lock = &(GetNamedLWLockTranche("gpuext"))->lock;
 	}
+	gx_colcache_shmem_startup();
 	LWLockRelease(AddinShmemInitLock);
 }
 

@@ -134,6 +134,9 @@ class Options:
         self.db = env("BENCH_DB", "bench")
         self.explain = env("BENCH_EXPLAIN", "analyze")   # analyze | plain
         self.cluster_cmd = env("BENCH_CLUSTER_CMD", "bash %s/cluster.sh" % HERE)
+        # column caches of the fact tables (gpuext_cache_enable), MB allowed
+        self.cache = flag_env("BENCH_CACHE") or False
+        self.cache_mb = int(env("BENCH_CACHE_MB", "65536"))
 
     def conninfo(self, db=None):
         return "host=%s port=%s user=%s dbname=%s application_name=gpuext-bench" % (
@@ -458,6 +461,36 @@ def prepare_tables(opts, names, specs, have_prewarm):
         pool_run(opts, [(r[0], ["SELECT pg_prewarm('%s')" % r[0]]) for r in rels], opts.jobs)
     else:
         pool_run(opts, [(n, ["SELECT count(*) FROM %s" % n]) for n in names], opts.jobs)
+    set_caches(opts, [n for n in names if specs[n].fact])
+
+
+def set_caches(opts, facts):
+    """BENCH_CACHE=1: a column cache of every cacheable column of the fact
+    tables; otherwise none (caches of an earlier run are dropped)."""
+    with connect(opts) as c:
+        try:
+            cached = [r[0] for r in c.rows("SELECT relation::text FROM gpuext_caches()")]
+        except PGError as e:
+            if opts.cache:
+                log("bench: no column caches: %s" % str(e).strip())
+            return          # a gpuext without column caches
+        for n in cached:
+            c.execute("SELECT gpuext_cache_drop('%s')" % n)
+        # GPU scans and aggregations read the caches' device copies
+        c.execute("ALTER DATABASE %s SET gpuext.cache_gpu = %s" % (opts.db, "on" if opts.cache else "off"))
+        if not opts.cache:
+            return
+        c.execute("SET gpuext.cache_memory_limit = %d" % opts.cache_mb)
+        for n in facts:
+            t0 = time.time()
+            # the load's VACUUM runs right after its commits, which (with
+            # synchronous_commit off) it cannot yet mark all-visible: again
+            c.execute("VACUUM %s" % n)
+            c.execute("SELECT gpuext_cache_enable('%s')" % n)
+            for r in c.rows("SELECT pages, blocks, rows, bytes, array_to_string(columns, ',') "
+                            "FROM gpuext_caches() WHERE relation = '%s'::regclass" % n):
+                log("bench: column cache of %s: %s of %s pages, %s rows, %.0f MB (%s) in %.1f s"
+                    % (n, r[0], r[1], r[2], int(r[3]) / 1e6, r[4], time.time() - t0))
 
 
 # ---------------------------------------------------------------------------

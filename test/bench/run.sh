@@ -31,6 +31,13 @@
 #   --data-dir DIR     BENCH_DATA_DIR: cluster and data, reused (default /tmp/gpuext-bench)
 #   --shared-buffers X BENCH_SHARED_BUFFERS, e.g. 24GB (default: sized to the data)
 #   (env only)         BENCH_HUGE_PAGES: the cluster's huge_pages (default try)
+#   --cache            BENCH_CACHE=1 (make bench CACHE=1): a column cache
+#                      (gpuext_cache_enable) of every cacheable column of the
+#                      fact tables, built after the prewarm (BENCH_CACHE_MB:
+#                      its gpuext.cache_memory_limit, default 65536); without
+#                      it, caches left by an earlier run are dropped.
+#                      Sets gpuext.cache_gpu = on for the database (GpuScan
+#                      and GpuAgg read the caches' device copies)
 #   --no-build         BENCH_BUILD=0: use the installed gpuext as it is
 #   --keep-running     BENCH_KEEP_RUNNING=1: leave the cluster running at the end
 #   --calibrate, --no-calibrate
@@ -56,6 +63,7 @@ usage() { sed -n '2,/^set -u/p' "$0" | sed '$d; s/^# \{0,1\}//'; }
 export BENCH_SCALE=${BENCH_SCALE:-${SCALE:-default}}
 export BENCH_QUERIES=${BENCH_QUERIES:-${QUERIES:-default}}
 export BENCH_REPS=${BENCH_REPS:-${REPS:-3}}
+export BENCH_CACHE=${BENCH_CACHE:-${CACHE:-}}
 export BENCH_OUT=${BENCH_OUT:-$ROOT/bench-out}
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -72,6 +80,7 @@ while [ $# -gt 0 ]; do
     --no-build) export BENCH_BUILD=0 ;;
     --keep-running) export BENCH_KEEP_RUNNING=1 ;;
     --calibrate) export BENCH_CALIBRATE=1 ;;
+    --cache) export BENCH_CACHE=1 ;;
     --no-calibrate) export BENCH_CALIBRATE=0 ;;
     -h|--help) usage; exit 0 ;;
     *) echo "bench: unknown option $1 (try --help)" >&2; exit 2 ;;
