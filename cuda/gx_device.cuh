@@ -11,6 +11,7 @@
 
 #include "gx_common.h"
 #include "gx_program.h"
+#include "gx_colcache.h"
 
 /*
  * Copy one 8 kB heap page from registered host memory (zero-copy over
@@ -43,6 +44,52 @@ gx_store_row_bits(uint32_t *pass, uint32_t *recheck, uint32_t word, int rc)
 		pass[word] = pass_bits;
 		recheck[word] = recheck_bits;
 	}
+}
+
+/*
+ * The rows of a column cache page (GX_PAGE_CACHED, its slot in ref->buf_id,
+ * which the service checked): each thread evaluates rows with
+ * row_fn(row, off) (row of the cache, its line pointer off; returns a
+ * GX_ROW_* verdict); consecutive threads take consecutive rows, so their
+ * column reads coalesce.  The verdicts become line pointer bits in bitmaps
+ * in shared memory, written out whole as the page's pass and recheck
+ * bitmaps.  Every thread of the block calls it (GpuScan and GpuJoin: only
+ * what a row does differs).
+ */
+template <int THREADS, typename RowFn>
+__device__ __forceinline__ void
+gx_cached_page_rows(const GxColCache *cc, const GxPageRef *ref, uint32_t *pass,
+					uint32_t *recheck, RowFn row_fn)
+{
+	__shared__ uint32_t bits[2][GX_BITMAP_WORDS];
+	const GxCcPage *pg = &gx_cc_pages(cc)[ref->buf_id];
+	const uint16_t *offsets = gx_cc_offsets(cc);
+
+	if (threadIdx.x < GX_BITMAP_WORDS)
+	{
+		bits[0][threadIdx.x] = 0;
+		bits[1][threadIdx.x] = 0;
+	}
+	__syncthreads();
+	for (uint32_t r = threadIdx.x; r < pg->nrows; r += THREADS)
+	{
+		uint64_t	row = pg->row_start + r;
+		uint32_t	off = offsets[row];
+		int			rc;
+
+		if (off < 1 || off > GX_MAX_TUPLES_PER_PAGE)
+			continue;			/* (cannot happen: the cache holds real rows) */
+		rc = row_fn(row, off);
+		if (rc != GX_ROW_FAIL)
+			atomicOr(&bits[rc == GX_ROW_PASS ? 0 : 1][(off - 1) >> 5], 1u << ((off - 1) & 31));
+	}
+	__syncthreads();
+	if (threadIdx.x < GX_BITMAP_WORDS)
+	{
+		pass[threadIdx.x] = bits[0][threadIdx.x];
+		recheck[threadIdx.x] = bits[1][threadIdx.x];
+	}
+	__syncthreads();			/* the bitmaps are reused */
 }
 
 /* nanoseconds of the device's global timer */

@@ -21,7 +21,9 @@
  * bpchar drops trailing blanks, text compares bytes (deterministic
  * collations only).  A NULL key never matches; 0 is an ordinary key.
  * Inner keys are encoded into words by the host; outer keys are hashed
- * and compared word by word straight from the program's registers.
+ * and compared word by word straight from the program's registers, which
+ * the program loads from a heap tuple or from a column cache's row
+ * (gx_join_tuple, gx_join_cached_row: only the column fetch differs).
  *
  * IDENTIFICATION
  *		cuda/gx_join.h
@@ -494,20 +496,17 @@ gx_join_probe(GxJoinTable *t, const GxJoinDepth *d, const GxDatum *regs)
 }
 
 /*
- * One outer tuple of a page: run the program (quals, then the outer key
- * expressions), then probe every depth.  match[d] gets the first matching
- * inner row + 1 (0: none).  Returns GX_ROW_PASS when the row survives every
- * depth whose join type filters (inner and semi need a match, anti needs
- * none; left keeps every row), GX_ROW_FAIL, or GX_ROW_RECHECK when the
- * device cannot decide the row (the host evaluates it with PostgreSQL).
+ * Probe every depth with a row the program evaluated to rc (its registers
+ * in regs): match[d] gets the first matching inner row + 1 (0: none).
+ * Returns GX_ROW_PASS when the row survives every depth whose join type
+ * filters (inner and semi need a match, anti needs none; left keeps every
+ * row), GX_ROW_FAIL, or GX_ROW_RECHECK when the device cannot decide the
+ * row (the host evaluates it with PostgreSQL).
  */
 GX_FUNC int
-gx_join_tuple(const GxProgram *prog, const GxJoinSpec *spec, GxJoinTables *ts,
-			  const unsigned char *page, const GxPageRef *ref, uint32_t off,
-			  GxDatum *regs, uint32_t *match)
+gx_join_probe_row(const GxJoinSpec *spec, GxJoinTables *ts, int rc, GxDatum *regs,
+				  uint32_t *match)
 {
-	int			rc = gx_scan_tuple(prog, page, ref, off, regs);
-
 	if (rc != GX_ROW_PASS)
 		return rc;
 	for (uint32_t d = 0; d < spec->ndepths; d++)
@@ -524,6 +523,26 @@ gx_join_tuple(const GxProgram *prog, const GxJoinSpec *spec, GxJoinTables *ts,
 			return GX_ROW_FAIL;
 	}
 	return GX_ROW_PASS;
+}
+
+/*
+ * One outer tuple of a page: run the program (quals, then the outer key
+ * expressions), then probe every depth (gx_join_probe_row).
+ */
+GX_FUNC int
+gx_join_tuple(const GxProgram *prog, const GxJoinSpec *spec, GxJoinTables *ts,
+			  const unsigned char *page, const GxPageRef *ref, uint32_t off,
+			  GxDatum *regs, uint32_t *match)
+{
+	return gx_join_probe_row(spec, ts, gx_scan_tuple(prog, page, ref, off, regs), regs, match);
+}
+
+/* The same for row 'row' of a column cache (a GX_PAGE_CACHED page's row). */
+GX_FUNC int
+gx_join_cached_row(const GxProgram *prog, const GxJoinSpec *spec, GxJoinTables *ts,
+				   const GxColCache *cc, uint64_t row, GxDatum *regs, uint32_t *match)
+{
+	return gx_join_probe_row(spec, ts, gx_scan_cached_row(prog, cc, row, regs), regs, match);
 }
 
 /* Load stored column 'col' of inner row 'row' (UINT32_MAX: none, NULL). */
@@ -653,20 +672,20 @@ gx_join_multiplicity(GxJoinTables *ts, const GxJoinSpec *spec, const uint32_t *m
 
 /*
  * Aggregation fused with the join (GpuAgg over GpuJoin, group keys and
- * aggregate inputs from the outer relation): run the program, probe every
- * depth, then add the row to its group once per joined row it makes.
- * Returns GX_ROW_PASS, GX_ROW_FAIL or GX_ROW_RECHECK.
+ * aggregate inputs from the outer relation): a row the program evaluated
+ * to rc (its registers in regs) probes every depth, then is added to its
+ * group once per joined row it makes.  Returns GX_ROW_PASS, GX_ROW_FAIL or
+ * GX_ROW_RECHECK.
  */
 GX_ATOMIC_FUNC int
-gx_join_agg_tuple(const GxProgram *prog, const GxAggSpec *aspec, const GxJoinSpec *jspec,
-				  GxAggTable *local, GxAggTable *t, GxJoinTables *ts, const unsigned char *page,
-				  const GxPageRef *ref, uint32_t off, GxDatum *regs, unsigned char *keybuf,
-				  uint32_t *match)
+gx_join_agg_row(const GxAggSpec *aspec, const GxJoinSpec *jspec, GxAggTable *local,
+				GxAggTable *t, GxJoinTables *ts, int rc, GxDatum *regs, unsigned char *keybuf,
+				uint32_t *match)
 {
-	int			rc = gx_join_tuple(prog, jspec, ts, page, ref, off, regs, match);
 	uint64_t	m;
 	unsigned char *entry;
 
+	rc = gx_join_probe_row(jspec, ts, rc, regs, match);
 	if (rc != GX_ROW_PASS)
 		return rc;
 	if (jspec->npayload > 0)
@@ -681,6 +700,27 @@ gx_join_agg_tuple(const GxProgram *prog, const GxAggSpec *aspec, const GxJoinSpe
 		if (gx_agg_accumulate(aspec, entry, regs) != 0)
 			return GX_ROW_RECHECK;
 	return GX_ROW_PASS;
+}
+
+/* The fused aggregation's step for tuple 'off' of a heap page. */
+GX_ATOMIC_FUNC int
+gx_join_agg_tuple(const GxProgram *prog, const GxAggSpec *aspec, const GxJoinSpec *jspec,
+				  GxAggTable *local, GxAggTable *t, GxJoinTables *ts, const unsigned char *page,
+				  const GxPageRef *ref, uint32_t off, GxDatum *regs, unsigned char *keybuf,
+				  uint32_t *match)
+{
+	return gx_join_agg_row(aspec, jspec, local, t, ts, gx_scan_tuple(prog, page, ref, off, regs),
+						   regs, keybuf, match);
+}
+
+/* The same for row 'row' of a column cache (a GX_PAGE_CACHED page's row). */
+GX_ATOMIC_FUNC int
+gx_join_agg_cached_row(const GxProgram *prog, const GxAggSpec *aspec, const GxJoinSpec *jspec,
+					   GxAggTable *local, GxAggTable *t, GxJoinTables *ts, const GxColCache *cc,
+					   uint64_t row, GxDatum *regs, unsigned char *keybuf, uint32_t *match)
+{
+	return gx_join_agg_row(aspec, jspec, local, t, ts, gx_scan_cached_row(prog, cc, row, regs),
+						   regs, keybuf, match);
 }
 
 /* Bytes of the table block for these depths (rows and key words each). */

@@ -14,7 +14,10 @@
  * the page copied to shared memory with coalesced loads over PCIe, one
  * thread per line pointer running gx_join_tuple (program, then a probe of
  * every depth); pass and recheck bitmaps by warp ballots, the first match
- * of each depth written per tuple.
+ * of each depth written per tuple.  Pages of the outer relation that its
+ * column cache holds are not read at all: their rows come from the cache's
+ * copy in device memory (the CACHED instantiations; gpuext.cache_gpu, not
+ * yet run on a GPU).
  *
  * Run on an H100 under make test (test/gpu/sql/gpu_join.sql), 2026-11-22;
  * the block-private tables of the fused aggregation came after that run.
@@ -82,9 +85,17 @@ gx_launch_join_build(const GxLaunch *l, cudaStream_t s)
 	return cudaGetLastError();
 }
 
+/*
+ * CACHED: the batch has column cache pages of the outer relation (a
+ * separate instantiation, so that batches without them run the kernel as
+ * it was): their rows are read from the cache's device copy, one thread
+ * per row, with the same probe (gx_join_cached_row); the first match of
+ * each depth is written under the row's line pointer, as for a heap page.
+ */
+template <bool CACHED>
 __global__ void __launch_bounds__(JOIN_THREADS)
 join_probe_kernel(GxBatch *batch, const unsigned char *pages, const GxProgram *__restrict__ prog,
-				  GxJoinTables *ts)
+				  GxJoinTables *ts, const GxColCache *__restrict__ cc)
 {
 	__shared__ uint4 page[GX_BLCKSZ / 16];
 	const GxJoinSpec *spec = (const GxJoinSpec *) gx_program_spec(prog);
@@ -107,6 +118,28 @@ join_probe_kernel(GxBatch *batch, const unsigned char *pages, const GxProgram *_
 		GxPageRef	ref = refs[p];
 		GxJoinPageOut *out = (GxJoinPageOut *) ((char *) gx_batch_out(batch) + (size_t) p * stride);
 
+		if (CACHED && (ref.flags & GX_PAGE_CACHED))
+		{
+			/* the service checked buf_id against the cache's pages */
+			if (cc != NULL)
+				gx_cached_page_rows<JOIN_THREADS>(cc, &ref, out->pass, out->recheck,
+												  [&](uint64_t row, uint32_t off) {
+													  int rc = gx_join_cached_row(prog, spec, ts, cc, row,
+																				  regs, match);
+
+													  if (rc == GX_ROW_PASS)
+													  {
+														  uint32_t *m = gx_join_matches(out, spec->ndepths, off);
+
+														  for (uint32_t d = 0; d < spec->ndepths; d++)
+															  m[d] = match[d];
+													  }
+													  return rc;
+												  });
+			else if (threadIdx.x == 0)
+				batch->kernel_error = GX_KERR_NO_TASK;
+			continue;
+		}
 		gx_load_page(page, pages + (size_t) ref.buf_id * GX_BLCKSZ);
 		for (uint32_t base = 0; base < GX_BITMAP_WORDS * 32; base += JOIN_THREADS)
 		{
@@ -148,9 +181,15 @@ gx_launch_join(const GxLaunch *l, cudaStream_t s)
 	if (rc != cudaSuccess)
 		return rc;
 	grid = gx_page_grid(b->npages);
-	join_probe_kernel<<<grid, JOIN_THREADS, 0, s>>>(l->batch_dev, l->pages_dev,
-													(const GxProgram *) l->scratch_dev,
-													(GxJoinTables *) l->task_dev);
+	if (l->cache_dev)
+		join_probe_kernel<true><<<grid, JOIN_THREADS, 0, s>>>(l->batch_dev, l->pages_dev,
+															  (const GxProgram *) l->scratch_dev,
+															  (GxJoinTables *) l->task_dev,
+															  (const GxColCache *) l->cache_dev);
+	else
+		join_probe_kernel<false><<<grid, JOIN_THREADS, 0, s>>>(l->batch_dev, l->pages_dev,
+															   (const GxProgram *) l->scratch_dev,
+															   (GxJoinTables *) l->task_dev, NULL);
 	return cudaGetLastError();
 }
 
@@ -163,10 +202,13 @@ gx_launch_join(const GxLaunch *l, cudaStream_t s)
  * gx_agg_local_arg) the updates go to private tables in shared memory
  * merged into the global one at the end, as in agg.cu: without them every
  * row of a one-group query (SSB Q1.x) updated the same global entry.
+ * CACHED: the batch has column cache pages, whose rows are read from the
+ * cache's device copy (gx_join_agg_cached_row), as agg.cu does.
  */
+template <bool CACHED>
 __global__ void __launch_bounds__(JOIN_THREADS)
 join_agg_kernel(GxBatch *batch, const unsigned char *pages, const GxProgram *__restrict__ prog,
-				GxAggTable *t, GxJoinTables *ts, uint64_t local_arg)
+				GxAggTable *t, GxJoinTables *ts, uint64_t local_arg, const GxColCache *__restrict__ cc)
 {
 	extern __shared__ uint4 smem[];
 	uint4	   *page = smem;
@@ -191,13 +233,30 @@ join_agg_kernel(GxBatch *batch, const unsigned char *pages, const GxProgram *__r
 	for (uint32_t p = blockIdx.x; p < npages; p += gridDim.x)
 	{
 		GxPageRef	ref = refs[p];
+		const GxCcPage *pg = NULL;
+		uint32_t	nrows = ref.nline;
 
-		gx_load_page(page, pages + (size_t) ref.buf_id * GX_BLCKSZ);
-		for (uint32_t off = threadIdx.x + 1; off <= ref.nline; off += blockDim.x)
+		if (CACHED && (ref.flags & GX_PAGE_CACHED))
 		{
-			int			rc = gx_join_agg_tuple(prog, aspec, jspec, local, t, ts,
-											   (const unsigned char *) page, &ref, off,
-											   regs, keybuf, match);
+			/* a column cache page: rows from the cache's columns, no page */
+			if (cc == NULL)
+			{
+				if (threadIdx.x == 0)
+					batch->kernel_error = GX_KERR_NO_TASK;
+				continue;
+			}
+			pg = &gx_cc_pages(cc)[ref.buf_id];
+			nrows = pg->nrows;
+		}
+		else
+			gx_load_page(page, pages + (size_t) ref.buf_id * GX_BLCKSZ);
+		for (uint32_t i = threadIdx.x; i < nrows; i += blockDim.x)
+		{
+			int			rc = (CACHED && pg) ?
+				gx_join_agg_cached_row(prog, aspec, jspec, local, t, ts, cc, pg->row_start + i,
+									   regs, keybuf, match) :
+				gx_join_agg_tuple(prog, aspec, jspec, local, t, ts, (const unsigned char *) page,
+								  &ref, i + 1, regs, keybuf, match);
 
 			if (rc == GX_ROW_RECHECK)
 				t->recheck = 1;
@@ -225,12 +284,21 @@ gx_launch_join_agg(const GxLaunch *l, cudaStream_t s)
 	if (l->task_dev == NULL || l->task2_dev == NULL)
 		return cudaErrorInvalidValue;
 	if ((rc = gx_copy_program(l, s)) != cudaSuccess ||
-		(rc = gx_agg_launch_smem(l, (const void *) join_agg_kernel, &smem)) != cudaSuccess)
+		(rc = gx_agg_launch_smem(l, l->cache_dev ? (const void *) join_agg_kernel<true> :
+								 (const void *) join_agg_kernel<false>, &smem)) != cudaSuccess)
 		return rc;
 	grid = gx_page_grid(b->npages);
-	join_agg_kernel<<<grid, JOIN_THREADS, smem, s>>>(l->batch_dev, l->pages_dev,
-													 (const GxProgram *) l->scratch_dev,
-													 (GxAggTable *) l->task_dev,
-													 (GxJoinTables *) l->task2_dev, b->arg);
+	if (l->cache_dev)
+		join_agg_kernel<true><<<grid, JOIN_THREADS, smem, s>>>(l->batch_dev, l->pages_dev,
+															   (const GxProgram *) l->scratch_dev,
+															   (GxAggTable *) l->task_dev,
+															   (GxJoinTables *) l->task2_dev, b->arg,
+															   (const GxColCache *) l->cache_dev);
+	else
+		join_agg_kernel<false><<<grid, JOIN_THREADS, smem, s>>>(l->batch_dev, l->pages_dev,
+																(const GxProgram *) l->scratch_dev,
+																(GxAggTable *) l->task_dev,
+																(GxJoinTables *) l->task2_dev, b->arg,
+																NULL);
 	return cudaGetLastError();
 }

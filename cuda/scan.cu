@@ -21,45 +21,6 @@
 #define SCAN_THREADS 256
 
 /*
- * A page the column cache holds (GX_PAGE_CACHED): each thread runs the
- * program on one of its rows, read from the cache's columns in device
- * memory (consecutive threads, consecutive rows: coalesced), and sets the
- * row's line pointer bit in bitmaps in shared memory, which are then
- * written out whole.  Every thread of the block calls it.
- */
-__device__ static void
-scan_cached_page(const GxProgram *prog, const GxColCache *cc, const GxPageRef *ref,
-				 GxScanPageOut *out, GxDatum *regs)
-{
-	__shared__ uint32_t bits[2][GX_BITMAP_WORDS];
-	const GxCcPage *pg = &gx_cc_pages(cc)[ref->buf_id];
-	const uint16_t *offsets = gx_cc_offsets(cc);
-
-	if (threadIdx.x < GX_BITMAP_WORDS)
-	{
-		bits[0][threadIdx.x] = 0;
-		bits[1][threadIdx.x] = 0;
-	}
-	__syncthreads();
-	for (uint32_t r = threadIdx.x; r < pg->nrows; r += SCAN_THREADS)
-	{
-		uint64_t	row = pg->row_start + r;
-		uint32_t	off = offsets[row];
-		int			rc = gx_scan_cached_row(prog, cc, row, regs);
-
-		if (off >= 1 && off <= GX_BITMAP_WORDS * 32 && rc != GX_ROW_FAIL)
-			atomicOr(&bits[rc == GX_ROW_PASS ? 0 : 1][(off - 1) >> 5], 1u << ((off - 1) & 31));
-	}
-	__syncthreads();
-	if (threadIdx.x < GX_BITMAP_WORDS)
-	{
-		out->pass[threadIdx.x] = bits[0][threadIdx.x];
-		out->recheck[threadIdx.x] = bits[1][threadIdx.x];
-	}
-	__syncthreads();			/* the bitmaps are reused */
-}
-
-/*
  * CACHED: the batch has column cache pages (a separate instantiation, so
  * that batches without them run the kernel as it was).
  */
@@ -89,7 +50,10 @@ scan_kernel(GxBatch *batch, const unsigned char *pages, const GxProgram *__restr
 		{
 			/* the service checked buf_id against the cache's pages */
 			if (cc != NULL)
-				scan_cached_page(prog, cc, &ref, &outs[p], regs);
+				gx_cached_page_rows<SCAN_THREADS>(cc, &ref, outs[p].pass, outs[p].recheck,
+												  [&](uint64_t row, uint32_t off) {
+													  return gx_scan_cached_row(prog, cc, row, regs);
+												  });
 			else if (threadIdx.x == 0)
 				batch->kernel_error = GX_KERR_NO_TASK;
 			continue;

@@ -214,7 +214,11 @@ cpu_table_of(uint64 id)
 	return NULL;
 }
 
-/* GX_REQ_AGG: aggregate every tuple of the batch into the batch's table. */
+/*
+ * GX_REQ_AGG: aggregate every tuple of the batch into the batch's table
+ * (fused with a join: probing the join tables first); the rows of cached
+ * pages come from the column cache registered under the batch's cache_id.
+ */
 static void
 cpu_agg(GxBatch *batch)
 {
@@ -231,7 +235,7 @@ cpu_agg(GxBatch *batch)
 	const GxColCache *cc = batch->cache_id ? cpu_table_of(batch->cache_id) : NULL;
 
 	if (table == NULL || !gx_program_ok(prog, batch->program_len) ||
-		(batch->cache_id != 0 && (cc == NULL || batch->arg2 != 0)))
+		(batch->cache_id != 0 && cc == NULL))
 		elog(ERROR, "gpuext: malformed aggregation batch");
 	/* fused with a join: arg2 names the join tables, their spec follows ours */
 	if (batch->arg2 != 0)
@@ -256,7 +260,10 @@ cpu_agg(GxBatch *batch)
 			pg = &gx_cc_pages(cc)[refs[p].buf_id];
 			for (uint64 row = pg->row_start; row < pg->row_start + pg->nrows; row++)
 			{
-				int			rc = gx_agg_cached_row(prog, spec, table, cc, row, regs, keybuf);
+				int			rc = jtables ?
+					gx_join_agg_cached_row(prog, spec, jspec, NULL, table, jtables, cc, row,
+										   regs, keybuf, match) :
+					gx_agg_cached_row(prog, spec, table, cc, row, regs, keybuf);
 
 				if (rc == GX_ROW_PASS)
 					table->rows++;
@@ -288,7 +295,9 @@ cpu_agg(GxBatch *batch)
 /*
  * GX_REQ_JOIN: run the program over every tuple of the batch and probe the
  * join tables registered under the batch's task id (built by the host with
- * gx_join_insert, the kernel's own insert step).
+ * gx_join_insert, the kernel's own insert step); the rows of cached pages
+ * come from the column cache registered under the batch's cache_id, their
+ * verdicts and matches stored under their line pointers.
  */
 static void
 cpu_join(GxBatch *batch)
@@ -299,21 +308,56 @@ cpu_join(GxBatch *batch)
 	GxJoinTables *tables = cpu_table_of(batch->task_id);
 	uint32		stride = gx_join_out_per_page(spec->ndepths);
 	GxDatum		regs[GX_MAX_REGS];
+	uint32		match[GX_JOIN_MAX_DEPTH];
+
+	const GxColCache *cc = batch->cache_id ? cpu_table_of(batch->cache_id) : NULL;
 
 	if (tables == NULL || !gx_program_ok(prog, batch->program_len) ||
 		spec->ndepths == 0 || spec->ndepths > GX_JOIN_MAX_DEPTH ||
-		tables->ndepths != spec->ndepths)
+		tables->ndepths != spec->ndepths || (batch->cache_id != 0 && cc == NULL))
 		elog(ERROR, "gpuext: malformed join batch");
 	for (uint32 p = 0; p < batch->npages; p++)
 	{
-		const unsigned char *page = page_of(&refs[p]);
 		GxJoinPageOut *out = (GxJoinPageOut *) ((char *) gx_batch_out(batch) + (Size) p * stride);
+		const unsigned char *page;
 
 		memset(out, 0, sizeof(*out));
+		if (refs[p].flags & GX_PAGE_CACHED)
+		{
+			/* a cached page: the same program and probes over its rows' columns */
+			const GxCcPage *pg;
+			const uint16_t *offsets;
+
+			if (cc == NULL || refs[p].buf_id >= cc->npages)
+				elog(ERROR, "gpuext: malformed cached page reference");
+			pg = &gx_cc_pages(cc)[refs[p].buf_id];
+			offsets = gx_cc_offsets(cc);
+			for (uint64 row = pg->row_start; row < pg->row_start + pg->nrows; row++)
+			{
+				uint32		off = offsets[row];
+				int			rc;
+
+				if (off < 1 || off > GX_MAX_TUPLES_PER_PAGE)
+					elog(ERROR, "gpuext: malformed column cache row");
+				rc = gx_join_cached_row(prog, spec, tables, cc, row, regs, match);
+				if (rc == GX_ROW_PASS)
+				{
+					memcpy(gx_join_matches(out, spec->ndepths, off), match,
+						   sizeof(uint32) * spec->ndepths);
+					gx_bitmap_set(out->pass, off);
+				}
+				else if (rc == GX_ROW_RECHECK)
+					gx_bitmap_set(out->recheck, off);
+			}
+			if ((p & 63) == 63)
+				CHECK_FOR_INTERRUPTS();
+			continue;
+		}
+		page = page_of(&refs[p]);
 		for (uint32 off = 1; off <= refs[p].nline; off++)
 		{
-			uint32	   *match = gx_join_matches(out, spec->ndepths, off);
-			int			rc = gx_join_tuple(prog, spec, tables, page, &refs[p], off, regs, match);
+			uint32	   *m = gx_join_matches(out, spec->ndepths, off);
+			int			rc = gx_join_tuple(prog, spec, tables, page, &refs[p], off, regs, m);
 
 			if (rc == GX_ROW_PASS)
 				gx_bitmap_set(out->pass, off);

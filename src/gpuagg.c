@@ -2070,8 +2070,8 @@ gpuagg_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 			ExplainPropertyInteger("Groups", NULL, gas->ngroups, es);
 			ExplainPropertyInteger("Rows Aggregated", NULL, gas->rows_aggregated, es);
 		}
-		if (gas->pipe_started && gas->pipe.cache_open)
-			ExplainPropertyInteger("Cached Pages", NULL, gas->pipe.cached_pages, es);
+		if (gas->pipe_started)
+			gx_pipeline_explain_cache(&gas->pipe, false, es);
 		if (!gpuext_regression_test_mode && gas->pipe_started)
 		{
 			ExplainPropertyInteger("Pages", NULL, gas->pipe.npages, es);

@@ -1988,7 +1988,6 @@ next_outer_row(GpuJoinState *gjs, bool *recheck, const uint32 **match)
 {
 	GxPipeBatch *b = gjs->cur;
 	GxBatch    *batch = b->pb.batch;
-	const GxPageRef *refs = gx_batch_pages(batch);
 	uint32		stride = gx_join_out_per_page(gjs->ndepths);
 
 	while (gjs->cur_page < b->npages)
@@ -2006,8 +2005,6 @@ next_outer_row(GpuJoinState *gjs, bool *recheck, const uint32 **match)
 		{
 			int			bit = pg_rightmost_one_pos32(gjs->cur_bits);
 			OffsetNumber off = gjs->cur_word * 32 + bit + 1;
-			Page		page = BufferGetPage(b->buffers[gjs->cur_page]);
-			ItemId		lp = PageGetItemId(page, off);
 			HeapTuple	tup = &gjs->tuple;
 
 			*recheck = (out->recheck[gjs->cur_word] >> bit) & 1;
@@ -2016,10 +2013,8 @@ next_outer_row(GpuJoinState *gjs, bool *recheck, const uint32 **match)
 			if (gjs->cur_bits == 0)
 				gjs->cur_word++;
 
-			tup->t_data = (HeapTupleHeader) PageGetItem(page, lp);
-			tup->t_len = ItemIdGetLength(lp);
-			tup->t_tableOid = RelationGetRelid(gjs->css.ss.ss_currentRelation);
-			ItemPointerSet(&tup->t_self, refs[gjs->cur_page].blkno, off);
+			/* (a cached page is pinned only now, for its rows that passed) */
+			gx_pipeline_heap_tuple(&gjs->pipe, b, gjs->cur_page, off, tup);
 			ExecStoreHeapTuple(tup, gjs->fact_slot, false);
 			return true;
 		}
@@ -2262,6 +2257,7 @@ gpujoin_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 		ExplainPropertyInteger("Pages", NULL, gjs->pipe.npages, es);
 		ExplainPropertyInteger("Outer Rows", NULL, gjs->outer_rows, es);
 		ExplainPropertyInteger("Rows Rechecked on Host", NULL, gjs->rows_rechecked, es);
+		gx_pipeline_explain_cache(&gjs->pipe, true, es);
 		if (gjs->over_limit)
 			ExplainPropertyText("Inner Tables", "in host memory (over gpuext.gpu_memory_limit)", es);
 		if (!gpuext_regression_test_mode)

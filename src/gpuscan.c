@@ -72,7 +72,6 @@ typedef struct GpuScanState
 	/* statistics */
 	uint64		rows_from_device;
 	uint64		rows_rechecked;
-	uint64		pages_pinned_late;	/* cached pages pinned for their rows */
 } GpuScanState;
 
 static set_rel_pathlist_hook_type prev_set_rel_pathlist_hook = NULL;
@@ -458,21 +457,6 @@ finish_current(GpuScanState *gss)
 }
 
 /*
- * Pin the heap page of a page the column cache answered for (the batch
- * releases it with the others): its rows are returned from the page as
- * for any other.  The rows the cache holds are still there: they were
- * all-visible when cached, no write has been seen since (colcache.c), and
- * line pointers of rows visible to the scan's snapshot stay put.
- */
-static void
-pin_cached_page(GpuScanState *gss, GxPipeBatch *b, BlockNumber blkno)
-{
-	b->buffers[gss->cur_page] = ReadBufferExtended(gss->css.ss.ss_currentRelation,
-												   MAIN_FORKNUM, blkno, RBM_NORMAL, NULL);
-	gss->pages_pinned_late++;
-}
-
-/*
  * The next row of the current batch that the device passed or wants
  * rechecked, stored in the scan slot; false when the batch is exhausted.
  * *recheck says which.
@@ -482,7 +466,6 @@ next_row_of_batch(GpuScanState *gss, bool *recheck)
 {
 	GxPipeBatch *b = gss->cur;
 	GxBatch    *batch = b->pb.batch;
-	const GxPageRef *refs = gx_batch_pages(batch);
 	const GxScanPageOut *outs = (const GxScanPageOut *) gx_batch_out(batch);
 
 	while (gss->cur_page < b->npages)
@@ -499,28 +482,14 @@ next_row_of_batch(GpuScanState *gss, bool *recheck)
 		{
 			int			bit = pg_rightmost_one_pos32(gss->cur_bits);
 			OffsetNumber off = gss->cur_word * 32 + bit + 1;
-			Page		page;
-			ItemId		lp;
 			HeapTuple	tup = &gss->tuple;
-
-			if (!BufferIsValid(b->buffers[gss->cur_page]))
-				pin_cached_page(gss, b, refs[gss->cur_page].blkno);
-			page = BufferGetPage(b->buffers[gss->cur_page]);
-			lp = PageGetItemId(page, off);
-			if (off > PageGetMaxOffsetNumber(page) || !ItemIdIsNormal(lp))
-				elog(ERROR, "gpuext: column cache row (%u,%u) of \"%s\" is not in the heap page",
-					 refs[gss->cur_page].blkno, off,
-					 RelationGetRelationName(gss->css.ss.ss_currentRelation));
 
 			*recheck = (out->recheck[gss->cur_word] >> bit) & 1;
 			gss->cur_bits &= gss->cur_bits - 1;
 			if (gss->cur_bits == 0)
 				gss->cur_word++;
 
-			tup->t_data = (HeapTupleHeader) PageGetItem(page, lp);
-			tup->t_len = ItemIdGetLength(lp);
-			tup->t_tableOid = RelationGetRelid(gss->css.ss.ss_currentRelation);
-			ItemPointerSet(&tup->t_self, refs[gss->cur_page].blkno, off);
+			gx_pipeline_heap_tuple(&gss->pipe, b, gss->cur_page, off, tup);
 			ExecStoreHeapTuple(tup, gss->css.ss.ss_ScanTupleSlot, false);
 			return true;
 		}
@@ -695,11 +664,7 @@ gpuscan_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 
 		ExplainPropertyInteger("Pages", NULL, gss->pipe.npages, es);
 		ExplainPropertyInteger("Rows Rechecked on Host", NULL, gss->rows_rechecked, es);
-		if (gss->pipe.cache_open)
-		{
-			ExplainPropertyInteger("Cached Pages", NULL, gss->pipe.cached_pages, es);
-			ExplainPropertyInteger("Cached Pages Read for Rows", NULL, gss->pages_pinned_late, es);
-		}
+		gx_pipeline_explain_cache(&gss->pipe, true, es);
 		if (!gpuext_regression_test_mode)
 		{
 			ExplainPropertyInteger("GPU Batches", NULL, e->gpu_batches, es);

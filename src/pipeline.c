@@ -19,6 +19,7 @@
 #include "commands/explain.h"
 #include "miscadmin.h"
 #include "storage/bufmgr.h"
+#include "utils/rel.h"
 
 #include "calibrate.h"
 #include "colcache.h"
@@ -73,12 +74,13 @@ start_batch(GxPipeline *p)
 		p->src = gx_pages_begin(p->rel, p->snapshot, p->pscan);
 
 		/*
-		 * Scans and aggregations (not fused with a join) on the CPU engine
-		 * read cached pages from the column cache (the GPU's copy of it is
-		 * not built yet).  Opened after the snapshot was taken, as
+		 * Scans, joins' outer scans and aggregations (fused with a join or
+		 * not) read cached pages from the column cache: on the CPU engine
+		 * in place, on the GPU from the service's device copy (behind
+		 * gpuext.cache_gpu).  Opened after the snapshot was taken, as
 		 * colcache.c requires.
 		 */
-		if ((p->kind == GX_REQ_SCAN || (p->kind == GX_REQ_AGG && p->batch_arg2 == 0)) &&
+		if ((p->kind == GX_REQ_SCAN || p->kind == GX_REQ_AGG || p->kind == GX_REQ_JOIN) &&
 			(!p->engine.use_gpu || gpuext_cache_gpu))
 		{
 			GxCcScan   *cache = gx_colcache_open(p->rel, p->snapshot, p->program);
@@ -158,6 +160,53 @@ gx_pipeline_next(GxPipeline *p)
 	gx_engine_wait(&p->engine, &b->pb);
 	p->wait_ms += gx_elapsed_us(t0) / 1000.0;
 	return b;
+}
+
+/*
+ * Tuple 'off' of page i of batch b (one the device passed or wants
+ * rechecked), into tup, for a node that returns the row from the heap
+ * page.  A page the column cache answered for has no pin yet: it is pinned
+ * now, only because it has such a row, and released with the batch's
+ * other pages.  The rows the cache holds are still there: they were
+ * all-visible when cached, no write has been seen since (colcache.c), and
+ * line pointers of rows visible to the scan's snapshot stay put.
+ */
+void
+gx_pipeline_heap_tuple(GxPipeline *p, GxPipeBatch *b, uint32 i, OffsetNumber off,
+					   HeapTuple tup)
+{
+	const GxPageRef *ref = &gx_batch_pages(b->pb.batch)[i];
+	Page		page;
+	ItemId		lp;
+
+	if (!BufferIsValid(b->buffers[i]))
+	{
+		b->buffers[i] = ReadBufferExtended(p->rel, MAIN_FORKNUM, ref->blkno, RBM_NORMAL, NULL);
+		p->cached_pages_read++;
+	}
+	page = BufferGetPage(b->buffers[i]);
+	lp = PageGetItemId(page, off);
+	if (off > PageGetMaxOffsetNumber(page) || !ItemIdIsNormal(lp))
+		elog(ERROR, "gpuext: row (%u,%u) of \"%s\" is not in the heap page",
+			 ref->blkno, off, RelationGetRelationName(p->rel));
+	tup->t_data = (HeapTupleHeader) PageGetItem(page, lp);
+	tup->t_len = ItemIdGetLength(lp);
+	tup->t_tableOid = RelationGetRelid(p->rel);
+	ItemPointerSet(&tup->t_self, ref->blkno, off);
+}
+
+/*
+ * EXPLAIN ANALYZE of a node whose pipeline read a column cache: its cached
+ * pages, and those read from the heap for the rows the node returned.
+ */
+void
+gx_pipeline_explain_cache(GxPipeline *p, bool rows_returned, ExplainState *es)
+{
+	if (!p->cache_open)
+		return;
+	ExplainPropertyInteger("Cached Pages", NULL, p->cached_pages, es);
+	if (rows_returned)
+		ExplainPropertyInteger("Cached Pages Read for Rows", NULL, p->cached_pages_read, es);
 }
 
 /* Unpin the pages of a consumed batch and free its memory. */

@@ -51,6 +51,7 @@ typedef struct GxPipeline
 	uint32		cache_id;		/* its CPU engine id, for the batches */
 	uint64		cached_pages;	/* pages taken from it */
 	uint64		cached_in_batches;	/* of those, pages with rows (in batches) */
+	uint64		cached_pages_read;	/* of those, pinned for rows returned */
 	uint32		cache_slot;		/* GPU batches: its registry slot + 1 */
 	uint64		cache_gen;		/* and generation */
 	double		page_ms;		/* pinning and describing pages */
@@ -62,6 +63,9 @@ extern void gx_pipeline_init(GxPipeline *p, Relation rel, Snapshot snapshot, int
 extern void gx_pipeline_set_program(GxPipeline *p, const GxProgram *program, Size len);
 extern GxPipeBatch *gx_pipeline_next(GxPipeline *p);
 extern void gx_pipeline_release(GxPipeline *p, GxPipeBatch *b);
+extern void gx_pipeline_heap_tuple(GxPipeline *p, GxPipeBatch *b, uint32 i, OffsetNumber off,
+								   HeapTuple tup);
+extern void gx_pipeline_explain_cache(GxPipeline *p, bool rows_returned, struct ExplainState *es);
 extern void gx_pipeline_reset(GxPipeline *p);
 extern void gx_pipeline_end(GxPipeline *p);
 extern void gx_pipeline_explain_times(GxPipeline *p, struct ExplainState *es);

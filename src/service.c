@@ -206,8 +206,8 @@ batch_is_sane(GxSlot *s, GxBatch *b)
 		/* a column cache page: buf_id is checked against the cache's copy */
 		if (refs[i].flags & GX_PAGE_CACHED)
 		{
-			if (b->cache_slot == 0 || !(b->kind == GX_REQ_SCAN ||
-										(b->kind == GX_REQ_AGG && b->arg2 == 0)))
+			if (b->cache_slot == 0 || !(b->kind == GX_REQ_SCAN || b->kind == GX_REQ_AGG ||
+										b->kind == GX_REQ_JOIN))
 				return false;
 			continue;
 		}
@@ -627,8 +627,9 @@ start_request(uint32 slot_index)
 	if (start_task_request(slot_index, s, b, &task, &dev))
 		return;
 	/*
-	 * A scan or an aggregation with column cache pages reads the cache's
-	 * copy on the device it runs on (an aggregation's: its group table's).
+	 * A scan, a join's probe or an aggregation (fused with a join or not)
+	 * with column cache pages reads the cache's copy on the device it runs
+	 * on (that of its task: the join tables, or the group table).
 	 */
 	if (b->cache_slot != 0)
 	{
