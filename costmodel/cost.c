@@ -214,19 +214,41 @@ us_to_cost(double us)
  * Cost of a GPU scan (or the same scan on the CPU engine): startup is the
  * setup; the run overlaps host page work with device reading, then adds
  * the work on returned rows.
+ *
+ * Pages a column cache holds (cached_frac of them) cost neither host page
+ * work nor the link: the device reads the columns of their rows from its
+ * copy of the cache at device memory speed (the CPU engine in place).  A
+ * cached page is pinned only when one of its rows is returned (as many
+ * pages as rows_out would touch, spread at random); those are all-visible,
+ * so the heap pages take what is left of allvisfrac.
  */
 void
 gx_cost_scan(const GxScanCostInput *in, Cost *startup, Cost *total)
 {
 	double		workers = in->parallel_workers > 0 ? in->parallel_workers : 1;
-	double		page_us = gx_host_page_us + (1.0 - in->allvisfrac) * gx_host_visibility_us;
-	double		host_pages_us = in->pages * page_us / workers;
+	double		cached_frac = Min(Max(in->cached_frac, 0.0), 1.0);
+	double		cached = in->pages * cached_frac;
+	double		heap = in->pages - cached;
+	double		heap_allvis = cached_frac < 1.0 ?
+		Max(0.0, (in->allvisfrac - cached_frac) / (1.0 - cached_frac)) : 1.0;
+	double		page_us = gx_host_page_us + (1.0 - heap_allvis) * gx_host_visibility_us;
+	double		pinned = 0;
+	double		host_pages_us;
 	double		batches = ceil(in->pages / 4096.0);
 	double		run_us;
 
+	if (cached > 0 && in->tuples > 0 && in->rows_out > 0)
+	{
+		double		sel = Min(1.0, in->rows_out / in->tuples);
+
+		pinned = cached * (1.0 - pow(1.0 - sel, in->tuples / Max(in->pages, 1.0)));
+	}
+	host_pages_us = (heap * page_us + pinned * gx_host_page_us) / workers;
+
 	if (in->gpu)
 	{
-		double		read_us = in->pages * BLCKSZ / (gx_link_read_gbps * 1e3);
+		double		read_us = heap * BLCKSZ / (gx_link_read_gbps * 1e3) +
+			in->tuples * cached_frac * in->cached_row_bytes / (gx_device_read_gbps * 1e3);
 		double		eval_us = in->tuples * Max(in->program_len, 1) * gx_device_row_ns / 1e3;
 
 		run_us = Max(host_pages_us, read_us + eval_us) + batches * gx_gpu_batch_us;

@@ -62,6 +62,9 @@ typedef struct GxScanCostInput
 	double		tuples;			/* tuples in them */
 	double		rows_out;		/* rows returned to the executor */
 	double		program_len;	/* device instructions per row */
+	double		cached_frac;	/* fraction of the pages a column cache
+								 * holds (gx_colcache_cost_input) */
+	double		cached_row_bytes;	/* bytes a row reads from it */
 	Cost		host_qual_per_row;	/* host quals and projection, per returned row */
 	int			parallel_workers;	/* 0 for a serial path */
 	bool		gpu;			/* costed for the GPU (else the CPU engine) */

@@ -53,6 +53,8 @@
 #include "funcapi.h"
 #include "miscadmin.h"
 #include "nodes/parsenodes.h"
+#include "optimizer/optimizer.h"
+#include "parser/parsetree.h"
 #include "parser/parse_func.h"
 #include "tcop/utility.h"
 #include "storage/bufmgr.h"
@@ -70,6 +72,7 @@
 
 #include "codegen.h"
 #include "colcache.h"
+#include "cost.h"
 
 #define CC_MAX_RELS			64
 #define CC_STMT_TRIGGER		"gpuext_cache_stmt"
@@ -1198,6 +1201,87 @@ gx_colcache_open(Relation rel, Snapshot snapshot, const GxProgram *prog)
 refuse:
 	dsm_detach(seg);
 	return NULL;
+}
+
+/*
+ * Plan time: what a scan of base relation 'rel' whose device program reads
+ * the columns in 'exprs' (Exprs or RestrictInfos over rel) would take from
+ * a column cache: in->cached_frac, the fraction of its in->pages pages the
+ * cache holds, and in->cached_row_bytes, the bytes of those columns per
+ * row.  Zero unless a current cache holds every one of those columns with
+ * its type and the run would read it (gpuext.enable_cache; on the GPU,
+ * gpuext.cache_gpu; not serializable, not in recovery).  The run decides
+ * again (gx_colcache_open): this only steers the costs.
+ */
+void
+gx_colcache_cost_input(PlannerInfo *root, RelOptInfo *rel, List *exprs, GxScanCostInput *in)
+{
+	RangeTblEntry *rte;
+	Bitmapset  *attnos = NULL;
+	CcEntry		copy;
+	CcEntry    *e;
+	HeapTuple	tup;
+	Form_pg_class form;
+	bool		current = false;
+	double		bytes = 0;
+	ListCell   *lc;
+	int			x;
+
+	in->cached_frac = 0;
+	in->cached_row_bytes = 0;
+	if (!gpuext_enable_cache || cc_shared == NULL || (in->gpu && !gpuext_cache_gpu) ||
+		IsolationIsSerializable() || RecoveryInProgress() || rel->reloptkind != RELOPT_BASEREL)
+		return;
+	rte = planner_rt_fetch(rel->relid, root);
+	if (rte->rtekind != RTE_RELATION)
+		return;
+
+	LWLockAcquire(cc_shared->lock, LW_SHARED);
+	e = find_entry(rte->relid);
+	if (e)
+	{
+		memcpy(&copy, e, sizeof(copy));
+		current = pg_atomic_read_u64(&e->changes) == copy.built_changes;
+	}
+	LWLockRelease(cc_shared->lock);
+	if (e == NULL || !current)
+		return;
+
+	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(rte->relid));
+	if (!HeapTupleIsValid(tup))
+		return;
+	form = (Form_pg_class) GETSTRUCT(tup);
+	current = form->relfilenode == copy.relfilenode && !form->relispartition;
+	ReleaseSysCache(tup);
+	if (!current || has_superclass(rte->relid))
+		return;
+
+	foreach(lc, exprs)
+	{
+		Node	   *n = lfirst(lc);
+
+		if (IsA(n, RestrictInfo))
+			n = (Node *) ((RestrictInfo *) n)->clause;
+		pull_varattnos(n, rel->relid, &attnos);
+	}
+	x = -1;
+	while ((x = bms_next_member(attnos, x)) >= 0)
+	{
+		AttrNumber	attnum = x + FirstLowInvalidHeapAttributeNumber;
+		int			c;
+
+		/* system columns and whole rows are never cached */
+		if (attnum <= 0)
+			return;
+		for (c = 0; c < copy.ncols; c++)
+			if (copy.attnums[c] == attnum)
+				break;
+		if (c == copy.ncols || get_atttype(rte->relid, attnum) != copy.atttypids[c])
+			return;
+		bytes += get_typlen(copy.atttypids[c]) + 1.0 / 8;
+	}
+	in->cached_frac = Min(1.0, copy.npages / Max(in->pages, 1.0));
+	in->cached_row_bytes = bytes;
 }
 
 /*

@@ -11,7 +11,10 @@
 #define GPUEXT_COLCACHE_H
 
 #include "gpuext.h"
+#include "nodes/pathnodes.h"
 #include "gx_colcache.h"
+
+struct GxScanCostInput;
 
 /* a scan's mapping of one relation's cache */
 typedef struct GxCcScan
@@ -34,6 +37,8 @@ extern void gx_colcache_shmem_request(void);
 extern void gx_colcache_shmem_startup(void);
 extern GxCcScan *gx_colcache_open(Relation rel, Snapshot snapshot, const GxProgram *prog);
 extern int64 gx_colcache_slot(GxCcScan *s, BlockNumber blkno);
+extern void gx_colcache_cost_input(PlannerInfo *root, RelOptInfo *rel, List *exprs,
+								   struct GxScanCostInput *in);
 extern void gx_colcache_close(GxCcScan *s);
 extern struct dsm_segment *gx_colcache_attach_slot(int slot, uint64 generation);
 extern bool gx_colcache_slot_current(int slot, uint64 generation);

@@ -66,6 +66,7 @@
 
 #include "aggstate.h"
 #include "codegen.h"
+#include "colcache.h"
 #include "cost.h"
 #include "gpuagg.h"
 #include "gpujoin.h"
@@ -468,8 +469,9 @@ replace_inner_paths(List *paths, bool parallel, Cost *extra_cost)
  * the host, and the fixed costs of the task.
  */
 static void
-cost_gpuagg(CustomPath *cpath, RelOptInfo *scan_rel, double agg_rows, double ngroups,
-			double program_len, uint32 entry_size, int workers, bool gpu, QualCost *having)
+cost_gpuagg(PlannerInfo *root, CustomPath *cpath, RelOptInfo *scan_rel, double agg_rows,
+			double ngroups, double program_len, uint32 entry_size, int workers, bool gpu,
+			QualCost *having)
 {
 	GxScanCostInput in;
 	Cost		startup,
@@ -483,6 +485,14 @@ cost_gpuagg(CustomPath *cpath, RelOptInfo *scan_rel, double agg_rows, double ngr
 	in.program_len = program_len;
 	in.parallel_workers = workers;
 	in.gpu = gpu;
+	/*
+	 * Pages a column cache holds: the program reads the scanned table's
+	 * columns that the aggregation (and a fused join's keys) need, and
+	 * its quals' (which all run on the device)
+	 */
+	gx_colcache_cost_input(root, scan_rel,
+						   list_concat(list_copy(scan_rel->reltarget->exprs),
+									   scan_rel->baserestrictinfo), &in);
 	gx_cost_scan(&in, &startup, &total);
 	total += gx_cost_agg(agg_rows, ngroups, entry_size, gpu);
 	total += ngroups * (cpu_tuple_cost + having->per_tuple);
@@ -735,7 +745,7 @@ gpuagg_add_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo *input_r
 									   makeInteger((int) Min(ngroups, (double) PG_INT32_MAX)));
 	cpath->custom_private = lappend(cpath->custom_private, having);
 	cpath->methods = &gpuagg_path_methods;
-	cost_gpuagg(cpath, scan_rel, input_rel->rows, ngroups, list_length(exprs) * 3.0,
+	cost_gpuagg(root, cpath, scan_rel, input_rel->rows, ngroups, list_length(exprs) * 3.0,
 				entry_size, 0, gpu, &having_cost);
 	if (join_path != NULL)
 	{
@@ -778,7 +788,7 @@ gpuagg_add_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo *input_r
 			ppath->path.parallel_aware = true;
 			ppath->path.parallel_safe = true;
 			ppath->path.parallel_workers = workers;
-			cost_gpuagg(ppath, scan_rel, input_rel->rows, ngroups, list_length(exprs) * 3.0,
+			cost_gpuagg(root, ppath, scan_rel, input_rel->rows, ngroups, list_length(exprs) * 3.0,
 						entry_size, workers, gpu, &having_cost);
 			ppath->path.startup_cost += join_cost + par_extra_cost;
 			ppath->path.total_cost += join_cost + par_extra_cost;

@@ -72,6 +72,7 @@
 #include "utils/timestamp.h"
 
 #include "codegen.h"
+#include "colcache.h"
 #include "cost.h"
 #include "gpujoin.h"
 #include "gpuscan.h"
@@ -558,6 +559,21 @@ inner_path_cost(Path *ip)
 	return ip->total_cost * (gpuext_force_offload && is_gpujoin_path(ip) ? 1e6 : 1);
 }
 
+/*
+ * What the device program of a GpuJoin's outer scan reads: its device
+ * quals and every depth's outer keys (for the column cache's share of the
+ * scan, gx_colcache_cost_input).
+ */
+static List *
+outer_program_exprs(GpuJoinPath *gp)
+{
+	List	   *exprs = list_copy(gp->device_quals);
+
+	for (int d = 0; d < gp->ndepths; d++)
+		exprs = list_concat(exprs, gp->depths[d].outer_keys);
+	return exprs;
+}
+
 /* Cost a GpuJoin path: the outer scan, then the join. */
 static void
 cost_gpujoin(PlannerInfo *root, GpuJoinPath *gp, RelOptInfo *fact, RelOptInfo *joinrel,
@@ -588,6 +604,7 @@ cost_gpujoin(PlannerInfo *root, GpuJoinPath *gp, RelOptInfo *fact, RelOptInfo *j
 	in.host_qual_per_row = host_cost.per_tuple;
 	in.parallel_workers = workers;
 	in.gpu = gpu;
+	gx_colcache_cost_input(root, fact, outer_program_exprs(gp), &in);
 	gx_cost_scan(&in, &scan_startup, &scan_total);
 
 	memset(&jin, 0, sizeof(jin));
@@ -2365,6 +2382,7 @@ fused_scan_cost(PlannerInfo *root, GpuJoinPath *gp, bool gpu)
 	for (int d = 0; d < gp->ndepths; d++)
 		in.program_len += 2.0 * list_length(gp->depths[d].outer_keys);
 	in.gpu = gpu;
+	gx_colcache_cost_input(root, fact, outer_program_exprs(gp), &in);
 	gx_cost_scan(&in, &startup, &total);
 	return total;
 }

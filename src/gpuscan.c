@@ -44,6 +44,7 @@
 #include "utils/ruleutils.h"
 
 #include "codegen.h"
+#include "colcache.h"
 #include "cost.h"
 #include "gpuscan.h"
 #include "pipeline.h"
@@ -220,6 +221,8 @@ make_gpuscan_path(PlannerInfo *root, RelOptInfo *rel, List *device_quals,
 	in.host_qual_per_row = host_cost.per_tuple;
 	in.parallel_workers = workers;
 	in.gpu = gpu;
+	/* pages a column cache holds: the program reads the quals' columns */
+	gx_colcache_cost_input(root, rel, device_quals, &in);
 
 	cpath->path.pathtype = T_CustomScan;
 	cpath->path.parent = rel;
