@@ -673,8 +673,7 @@ gpuscan_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 			ExplainPropertyInteger("GPU Batches", NULL, e->gpu_batches, es);
 			ExplainPropertyInteger("CPU Batches", NULL, e->cpu_batches, es);
 			ExplainPropertyInteger("Fallback Batches", NULL, e->fallback_batches, es);
-			ExplainPropertyInteger("Heap Bytes Read", "kB",
-								   (gss->pipe.npages - gss->pipe.cached_in_batches) * BLCKSZ / 1024, es);
+			ExplainPropertyInteger("Heap Bytes Read", "kB", gx_pipeline_heap_kb(&gss->pipe), es);
 			gx_pipeline_explain_times(&gss->pipe, es);
 		}
 	}

@@ -196,6 +196,16 @@ gx_pipeline_heap_tuple(GxPipeline *p, GxPipeBatch *b, uint32 i, OffsetNumber off
 }
 
 /*
+ * kB of heap pages the batches sent to the engine (a GPU reads them over
+ * the link): the pages of the batches less those the column cache held.
+ */
+uint64
+gx_pipeline_heap_kb(GxPipeline *p)
+{
+	return (p->npages - p->cached_in_batches) * BLCKSZ / 1024;
+}
+
+/*
  * EXPLAIN ANALYZE of a node whose pipeline read a column cache: its cached
  * pages, and those read from the heap for the rows the node returned.
  */

@@ -472,7 +472,10 @@ def set_caches(opts, facts):
             cached = [r[0] for r in c.rows("SELECT relation::text FROM gpuext_caches()")]
         except PGError as e:
             if opts.cache:
-                log("bench: no column caches: %s" % str(e).strip())
+                # (a reused BENCH_DATA_DIR keeps the SQL objects of the
+                # gpuext it was created with: same version, older script)
+                log("bench: no column caches: %s (a cluster in BENCH_DATA_DIR made by an older "
+                    "gpuext keeps its functions: use another BENCH_DATA_DIR)" % str(e).strip().splitlines()[0])
             return          # a gpuext without column caches
         for n in cached:
             c.execute("SELECT gpuext_cache_drop('%s')" % n)
@@ -524,7 +527,7 @@ def walk_plan(node, fn):
 def plan_summary(plan_json):
     """(shape string, gpuext nodes summed up, parallel workers launched)."""
     root = plan_json[0]["Plan"]
-    gx = {"nodes": 0, "providers": [], "engine": [], "pages": 0, "heap_kb": 0, "device_ms": 0.0,
+    gx = {"nodes": 0, "providers": [], "engine": [], "pages": 0, "cached_pages": 0, "heap_kb": 0, "device_ms": 0.0,
           "gpu_batches": 0, "cpu_batches": 0, "fallback_batches": 0, "rows_rechecked": 0,
           "result_from": [], "fallback_reason": [], "detail": []}
     parts = []
@@ -544,6 +547,7 @@ def plan_summary(plan_json):
                     gx["engine"].append(eng)
                 pages = int(n.get("Pages", 0) or 0)
                 gx["pages"] += pages
+                gx["cached_pages"] += int(n.get("Cached Pages", 0) or 0)
                 gx["heap_kb"] += int(n.get("Heap Bytes Read", pages * 8) or 0)
                 gx["device_ms"] += float(n.get("Device Time", 0) or 0)
                 gx["gpu_batches"] += int(n.get("GPU Batches", 0) or 0)
@@ -1219,7 +1223,7 @@ def write_outputs(opts, info, limits, phases, configs, queries, cases_by_q, summ
         w = csv.writer(f)
         w.writerow(["set", "query", "config", "mode", "run", "wall_ms", "rows", "status", "note", "plan",
                     "workers", "gx_engine", "gx_pages", "heap_bytes_read", "device_ms", "fallbacks",
-                    "explain_exec_ms", "fingerprint"])
+                    "explain_exec_ms", "fingerprint", "gx_cached_pages"])
         for q in queries:
             for cfg in configs:
                 c = cases_by_q[q.name].get(cfg.name)
@@ -1231,7 +1235,8 @@ def write_outputs(opts, info, limits, phases, configs, queries, cases_by_q, summ
                         c.gx["pages"] if c.gx else "", "" if b is None else int(b),
                         "" if dev is None else round(dev, 3),
                         "" if not c.run_delta else int(c.run_delta.get("fallbacks", 0)),
-                        "" if c.exec_ms is None else round(c.exec_ms, 3), c.fingerprint or ""]
+                        "" if c.exec_ms is None else round(c.exec_ms, 3), c.fingerprint or "",
+                        c.gx.get("cached_pages", "") if c.gx else ""]
                 if not c.times and not c.cold:
                     w.writerow(base + ["-", 0, ""] + tail)
                 for i, t in enumerate(c.times):
