@@ -2085,7 +2085,7 @@ gpuagg_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 		if (!gpuext_regression_test_mode && gas->pipe_started)
 		{
 			ExplainPropertyInteger("Pages", NULL, gas->pipe.npages, es);
-			ExplainPropertyInteger("Heap Bytes Read", "kB", gx_pipeline_heap_kb(&gas->pipe), es);
+			gx_pipeline_explain_batches(&gas->pipe, es);
 			gx_pipeline_explain_times(&gas->pipe, es);
 			ExplainPropertyFloat("Aggregation Time", "ms", gas->agg_ms, 3, es);
 			ExplainPropertyFloat("Fetch Time", "ms", gas->fetch_ms, 3, es);

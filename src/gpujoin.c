@@ -2280,7 +2280,7 @@ gpujoin_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 		if (!gpuext_regression_test_mode)
 		{
 			ExplainPropertyInteger("Inner Table Bytes", NULL, gjs->table_bytes, es);
-			ExplainPropertyInteger("Heap Bytes Read", "kB", gx_pipeline_heap_kb(&gjs->pipe), es);
+			gx_pipeline_explain_batches(&gjs->pipe, es);
 			gx_pipeline_explain_times(&gjs->pipe, es);
 		}
 	}

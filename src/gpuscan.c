@@ -663,17 +663,12 @@ gpuscan_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 		ExplainPropertyText("Engine", gx_engine_name(&gss->pipe.engine), es);
 	if (es->analyze)
 	{
-		GxEngine   *e = &gss->pipe.engine;
-
 		ExplainPropertyInteger("Pages", NULL, gss->pipe.npages, es);
 		ExplainPropertyInteger("Rows Rechecked on Host", NULL, gss->rows_rechecked, es);
 		gx_pipeline_explain_cache(&gss->pipe, true, es);
 		if (!gpuext_regression_test_mode)
 		{
-			ExplainPropertyInteger("GPU Batches", NULL, e->gpu_batches, es);
-			ExplainPropertyInteger("CPU Batches", NULL, e->cpu_batches, es);
-			ExplainPropertyInteger("Fallback Batches", NULL, e->fallback_batches, es);
-			ExplainPropertyInteger("Heap Bytes Read", "kB", gx_pipeline_heap_kb(&gss->pipe), es);
+			gx_pipeline_explain_batches(&gss->pipe, es);
 			gx_pipeline_explain_times(&gss->pipe, es);
 		}
 	}

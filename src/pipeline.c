@@ -196,13 +196,18 @@ gx_pipeline_heap_tuple(GxPipeline *p, GxPipeBatch *b, uint32 i, OffsetNumber off
 }
 
 /*
- * kB of heap pages the batches sent to the engine (a GPU reads them over
+ * EXPLAIN ANALYZE (not in regression test mode): where the batches ran,
+ * and the kB of heap pages they sent to the engine (a GPU reads them over
  * the link): the pages of the batches less those the column cache held.
  */
-uint64
-gx_pipeline_heap_kb(GxPipeline *p)
+void
+gx_pipeline_explain_batches(GxPipeline *p, ExplainState *es)
 {
-	return (p->npages - p->cached_in_batches) * BLCKSZ / 1024;
+	ExplainPropertyInteger("GPU Batches", NULL, p->engine.gpu_batches, es);
+	ExplainPropertyInteger("CPU Batches", NULL, p->engine.cpu_batches, es);
+	ExplainPropertyInteger("Fallback Batches", NULL, p->engine.fallback_batches, es);
+	ExplainPropertyInteger("Heap Bytes Read", "kB",
+						   (p->npages - p->cached_in_batches) * BLCKSZ / 1024, es);
 }
 
 /*

@@ -65,7 +65,7 @@ extern GxPipeBatch *gx_pipeline_next(GxPipeline *p);
 extern void gx_pipeline_release(GxPipeline *p, GxPipeBatch *b);
 extern void gx_pipeline_heap_tuple(GxPipeline *p, GxPipeBatch *b, uint32 i, OffsetNumber off,
 								   HeapTuple tup);
-extern uint64 gx_pipeline_heap_kb(GxPipeline *p);
+extern void gx_pipeline_explain_batches(GxPipeline *p, struct ExplainState *es);
 extern void gx_pipeline_explain_cache(GxPipeline *p, bool rows_returned, struct ExplainState *es);
 extern void gx_pipeline_reset(GxPipeline *p);
 extern void gx_pipeline_end(GxPipeline *p);

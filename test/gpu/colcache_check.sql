@@ -1,8 +1,12 @@
 -- GPU check, not yet in the GPU suite (its expected output must come from
--- a GPU): GpuScan reading a column cache's device copy
+-- a GPU): GpuScan, GpuJoin (its scanned table) and GpuAgg (alone and
+-- fused with a join) reading a column cache's device copy
 -- (gpuext.cache_gpu = on).  Run on the GPU machine with
 --   bash test/bench/sql-on-cluster.sh colcache 56200 test/gpu/colcache_check.sql
--- Every boolean must be t and every diff "0 only offloaded, 0 only stock";
+-- Every boolean must be t (on_gpu included) and every diff "0 only
+-- offloaded, 0 only stock" (the division by zero query ERRORs: stock
+-- PostgreSQL raises it too; run locally with cpu_fallback on, the
+-- CPU engine gives the same diffs, on_gpu and GPU batches false);
 -- once it is, move it to test/gpu/sql/gpu_colcache.sql with its output as
 -- test/gpu/expected/gpu_colcache.out.  Results equal stock PostgreSQL's (EXCEPT ALL
 -- both ways), NULLs included; the batches ran on the GPU with cached pages
@@ -86,24 +90,99 @@ SELECT device_memory_in_use = :mem_with_copy AS copy_used_again FROM gpuext_stat
 SELECT cached IS NULL AS not_cached, gpu_batches > 0 AS on_gpu
   FROM gcc_explain($$SELECT id FROM gcc WHERE t LIKE 'row99%' AND i4 > 0$$);
 
+-- GpuJoin probing with the cached table's rows (join_probe_kernel<true>),
+-- and GpuAgg fused with it (join_agg_kernel<true>)
+CREATE TABLE gcc_dim (k int, name text, v int8) WITH (autovacuum_enabled = off);
+INSERT INTO gcc_dim SELECT g, 'd' || g, g * 3 FROM generate_series(0, 1200) g;
+INSERT INTO gcc_dim VALUES (5, 'dup5', 1), (NULL, 'null', 0);
+CREATE TABLE gcc_dim2 (s int2, label text) WITH (autovacuum_enabled = off);
+INSERT INTO gcc_dim2 SELECT g, 'l' || g FROM generate_series(0, 150) g;
+ANALYZE gcc_dim, gcc_dim2;
+-- the figures of the first GpuJoin or GpuAgg of a query's EXPLAIN ANALYZE
+CREATE FUNCTION gcc_node(q text, OUT node text, OUT engine text, OUT cached bigint,
+                         OUT read_for_rows bigint, OUT gpu_batches bigint, OUT cpu_batches bigint,
+                         OUT fallbacks bigint, OUT heap_kb bigint, OUT result_from text)
+LANGUAGE plpgsql AS $fn$
+DECLARE
+  plan json;
+BEGIN
+  EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF, FORMAT JSON) ' || q INTO plan;
+  WITH RECURSIVE n(p, depth) AS (
+    SELECT plan->0->'Plan', 0
+    UNION ALL
+    SELECT c, n.depth + 1 FROM n, json_array_elements(n.p->'Plans') AS c
+  )
+  SELECT p->>'Custom Plan Provider' || ' on ' || (p->>'Relation Name'), p->>'Engine', (p->>'Cached Pages')::bigint,
+         (p->>'Cached Pages Read for Rows')::bigint, (p->>'GPU Batches')::bigint,
+         (p->>'CPU Batches')::bigint, (p->>'Fallback Batches')::bigint,
+         (p->>'Heap Bytes Read')::bigint, p->>'Result From'
+    INTO node, engine, cached, read_for_rows, gpu_batches, cpu_batches, fallbacks, heap_kb, result_from
+    FROM n WHERE p->>'Custom Plan Provider' IN ('GpuJoin', 'GpuAgg')
+   ORDER BY depth LIMIT 1;
+END;
+$fn$;
+SELECT gcc_diff($$SELECT f.id, f.t, d.name FROM gcc f JOIN gcc_dim d ON f.i4 = d.k WHERE f.i2 < 10$$);
+SELECT gcc_diff($$SELECT f.id, d.name, d2.label FROM gcc f JOIN gcc_dim d ON f.i4 = d.k
+                   LEFT JOIN gcc_dim2 d2 ON f.i2 = d2.s WHERE f.f8 < 1000$$);
+SELECT gcc_diff($$SELECT f.id FROM gcc f WHERE EXISTS (SELECT 1 FROM gcc_dim2 d WHERE d.s = f.i2) AND f.b$$);
+SELECT gcc_diff($$SELECT f.id, f.i4 FROM gcc f WHERE NOT EXISTS (SELECT 1 FROM gcc_dim d WHERE d.k = f.i4)$$);
+SELECT gcc_diff($$SELECT f.id, d.v FROM gcc f JOIN gcc_dim d ON f.i8 % 1000 = d.k WHERE f.d < '2020-01-10'$$);
+SELECT node, engine = 'GPU' AS on_gpu, cached = (SELECT pages FROM gpuext_caches()) AS all_cached,
+       read_for_rows > 0 AS rows_pinned, gpu_batches > 0 AS gpu_batches, cpu_batches = 0 AS no_cpu,
+       fallbacks = 0 AS no_fallback, heap_kb = 0 AS no_heap_read
+  FROM gcc_node($$SELECT f.id, f.t, d.name FROM gcc f JOIN gcc_dim d ON f.i4 = d.k WHERE f.i2 < 10$$);
+SET gpuext.enable_gpuagg = on;
+SELECT gcc_diff($$SELECT f.i2 % 10 AS k, count(*), sum(f.i8), min(f.d), max(f.f8) FROM gcc f
+                   JOIN gcc_dim d ON f.i4 = d.k GROUP BY 1$$);
+SELECT gcc_diff($$SELECT count(*), sum(f.i4) FROM gcc f JOIN gcc_dim d ON f.i4 = d.k
+                   JOIN gcc_dim2 d2 ON f.i2 = d2.s WHERE f.b$$);
+SELECT gcc_diff($$SELECT d.name, count(*), sum(f.i8) FROM gcc f JOIN gcc_dim d ON f.i4 = d.k
+                   WHERE f.f8 < 50000 GROUP BY d.name$$);
+SELECT gcc_diff($$SELECT f.b, count(*) FROM gcc f WHERE NOT EXISTS (SELECT 1 FROM gcc_dim2 d WHERE d.s = f.i2)
+                   GROUP BY f.b$$);
+SELECT node, engine = 'GPU' AS on_gpu, cached = (SELECT pages FROM gpuext_caches()) AS all_cached,
+       gpu_batches > 0 AS gpu_batches, cpu_batches = 0 AS no_cpu, fallbacks = 0 AS no_fallback,
+       heap_kb = 0 AS no_heap_read, result_from
+  FROM gcc_node($$SELECT f.i2 % 10 AS k, count(*), sum(f.i8) FROM gcc f JOIN gcc_dim d ON f.i4 = d.k GROUP BY 1$$);
+SET gpuext.enable_gpuagg = off;
+SELECT device_memory_in_use = :mem_with_copy AS copy_used_again_by_joins FROM gpuext_status();
+
 -- a write stops the cache: the GPU reads heap pages, the answer is stock's
 UPDATE gcc SET i4 = 995 WHERE id % 100000 = 1;
 SELECT state FROM gpuext_caches();
 SELECT gcc_diff($$SELECT * FROM gcc WHERE i4 > 990$$);
 SELECT cached IS NULL AS not_cached, gpu_batches > 0 AS on_gpu
   FROM gcc_explain($$SELECT id FROM gcc WHERE i4 > 990$$);
+SELECT gcc_diff($$SELECT f.id, f.i4, d.name FROM gcc f JOIN gcc_dim d ON f.i4 = d.k WHERE f.i4 > 900$$);
+SELECT node, cached IS NULL AS not_cached, gpu_batches > 0 AS on_gpu
+  FROM gcc_node($$SELECT f.id, f.i4, d.name FROM gcc f JOIN gcc_dim d ON f.i4 = d.k WHERE f.i4 > 900$$);
 -- a rebuild: a new copy (the old one is freed), partly cached
 VACUUM gcc;
 SELECT gpuext_cache_enable('gcc') > 0 AS cached;
 SELECT gcc_diff($$SELECT * FROM gcc WHERE i4 > 990$$);
 SELECT cached > 0 AS cached, gpu_batches > 0 AS on_gpu, fallbacks = 0 AS no_fallback
   FROM gcc_explain($$SELECT id FROM gcc WHERE i4 > 990$$);
+-- joins over a partly cached table (rebuilt after an UPDATE, no VACUUM:
+-- the written pages are not all-visible): cached and heap pages in one batch
+UPDATE gcc SET i8 = i8 + 1 WHERE id % 50000 = 7;
+SELECT gpuext_cache_enable('gcc') > 0 AS cached;
+SELECT pages < blocks AS partly_cached, state FROM gpuext_caches();
+SELECT gcc_diff($$SELECT f.id, f.i4, d.name FROM gcc f JOIN gcc_dim d ON f.i4 = d.k WHERE f.i4 > 900$$);
+SELECT gcc_diff($$SELECT f.id FROM gcc f WHERE NOT EXISTS (SELECT 1 FROM gcc_dim d WHERE d.k = f.i4)$$);
+SELECT node, cached > 0 AS cached, gpu_batches > 0 AS on_gpu, fallbacks = 0 AS no_fallback, heap_kb > 0 AS some_heap
+  FROM gcc_node($$SELECT f.id, f.i4, d.name FROM gcc f JOIN gcc_dim d ON f.i4 = d.k WHERE f.i4 > 900$$);
+SET gpuext.enable_gpuagg = on;
+SELECT gcc_diff($$SELECT d.name, count(*), sum(f.i8) FROM gcc f JOIN gcc_dim d ON f.i4 = d.k GROUP BY d.name$$);
+SELECT node, cached > 0 AS cached, gpu_batches > 0 AS on_gpu, fallbacks = 0 AS no_fallback, result_from
+  FROM gcc_node($$SELECT d.name, count(*), sum(f.i8) FROM gcc f JOIN gcc_dim d ON f.i4 = d.k GROUP BY d.name$$);
+SET gpuext.enable_gpuagg = off;
 -- drop: the service frees the copy (its idle sweep, within a few seconds)
 SELECT gpuext_cache_drop('gcc');
 SELECT pg_sleep(3);
 SELECT device_memory_in_use <= :mem_before AS copy_freed FROM gpuext_status();
 SELECT gcc_diff($$SELECT * FROM gcc WHERE i4 > 990$$);
 
-DROP TABLE gcc;
+DROP TABLE gcc, gcc_dim, gcc_dim2;
 DROP FUNCTION gcc_diff(text);
 DROP FUNCTION gcc_explain(text);
+DROP FUNCTION gcc_node(text);
