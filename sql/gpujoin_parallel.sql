@@ -75,6 +75,16 @@ SELECT gj_diff('SELECT f.id, d.k FROM gj_fact f JOIN gj_bigdim d ON f.id = d.k')
 SET gpuext.force_offload = on;
 EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
 SELECT f.id, d1.name, d2.c FROM gj_fact f JOIN gj_dim1 d1 ON f.a = d1.k JOIN gj_dim2 d2 ON f.b = d2.k;
+-- inner tables over gpuext.gpu_memory_limit stay in host memory: the
+-- leader decides for everyone (on a GPU the workers then run their batches
+-- on the CPU engine too, with the leader's tables)
+ALTER TABLE gj_bigdim SET (parallel_workers = 0);
+SET gpuext.gpu_memory_limit = '1MB';
+SELECT gj_diff('SELECT f.id, b.v FROM gj_fact f LEFT JOIN gj_bigdim b ON f.id = b.k');
+EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
+SELECT f.id, b.v FROM gj_fact f LEFT JOIN gj_bigdim b ON f.id = b.k;
+RESET gpuext.gpu_memory_limit;
+ALTER TABLE gj_bigdim RESET (parallel_workers);
 RESET gpuext.force_offload;
 RESET parallel_leader_participation;
 
