@@ -761,11 +761,12 @@ gpuagg_add_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo *input_r
 
 	/*
 	 * Parallel workers feed one device table; the last one returns the
-	 * groups.  Over a join, each participant builds the inner tables (its
-	 * own copy of the inner plans runs in it, so they must be parallel
-	 * safe).  (Without a GPU it is only planned when forced: the CPU engine
-	 * cannot share a table, so the stock plan then runs in the last
-	 * participant.)
+	 * groups.  Over a join, the leader builds and uploads the inner tables
+	 * once, before its workers start (the inner plans go to the workers
+	 * with the plan, so they must still be parallel safe; the join's cost
+	 * counts their build once).  (Without a GPU it is only planned when
+	 * forced: the CPU engine cannot share a table, so the stock plan then
+	 * runs in the last participant.)
 	 */
 	if (join_path != NULL)
 		par_inner_paths = replace_inner_paths(join_inner_paths, true, &par_extra_cost);

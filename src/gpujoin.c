@@ -30,6 +30,15 @@
  * An inner side whose hash tables exceed gpuext.gpu_memory_limit runs on
  * the CPU engine (host memory) instead of failing.
  *
+ * Parallel query: the workers share the outer scan; the leader alone runs
+ * the inner plans and builds the tables, in InitializeDSMCustomScan (before
+ * the workers start), in a DSM segment that every participant then reads
+ * with the same per-row code, and on the GPU uploads them once (the
+ * workers use that task).  The leader frees both at its end, after its
+ * workers; on an error or a cancel its resource owner does, after the
+ * parallel context has stopped the workers.  Without room for a segment
+ * each participant builds its own tables, as a serial node does.
+ *
  * IDENTIFICATION
  *		src/gpujoin.c
  *-------------------------------------------------------------------------
@@ -926,7 +935,11 @@ add_gpujoin_paths(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
 		}
 	}
 
-	/* partial: workers share the outer scan, each builds the inner tables */
+	/*
+	 * partial: workers share the outer scan; the leader builds the inner
+	 * tables for all (the inner plans go to the workers with the plan, and
+	 * run there when no DSM segment can hold the tables: parallel safe)
+	 */
 	if (!inner_path->parallel_safe)
 	{
 		ListCell   *lc;
@@ -1593,8 +1606,10 @@ static void move_to_segment(GpuJoinState *gjs);
 /*
  * Run the inner plans and build the hash tables.  Rows with a NULL key can
  * never match, so they are not kept.  Rows are stored as minimal tuples
- * with their key Datums (for PostgreSQL's own operators on rechecks);
- * the hashed rows come first, extras (keys the device cannot hold) last.
+ * with their key Datums (for PostgreSQL's own operators on rechecks), in
+ * each depth's arena; the hashed rows come first, extras (keys the device
+ * cannot hold) last.  A parallel leader then moves everything to a DSM
+ * segment for its workers (move_to_segment).
  */
 static void
 build_inner(GpuJoinState *gjs)
