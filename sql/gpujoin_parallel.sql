@@ -88,6 +88,18 @@ ALTER TABLE gj_bigdim RESET (parallel_workers);
 RESET gpuext.force_offload;
 RESET parallel_leader_participation;
 
+-- no DSM segment for the tables (/dev/shm full, injected here): each
+-- participant builds its own, as a serial GpuJoin does; the same rows
+SET gpuext.debug_inject_fault = no_dsm;
+SELECT gj_diff('SELECT f.id, d1.name, d2.c, d3.label FROM gj_fact f
+  JOIN gj_dim1 d1 ON f.a = d1.k JOIN gj_dim2 d2 ON f.b = d2.k LEFT JOIN gj_dim3 d3 ON f.s = d3.s');
+SELECT gj_diff('SELECT f.id FROM gj_fact f WHERE NOT EXISTS (SELECT 1 FROM gj_dimn d WHERE d.n = f.n)');
+SELECT * FROM gjp_explain('SELECT f.id, d.name FROM gj_fact f JOIN gj_dim1 d ON f.a = d.k');
+SET parallel_leader_participation = off;
+SELECT gj_diff('SELECT f.id, d.label FROM gj_fact f LEFT JOIN gj_dimt d ON f.c = d.c');
+RESET parallel_leader_participation;
+RESET gpuext.debug_inject_fault;
+
 -- no worker starts (max_parallel_workers = 0): the leader builds the
 -- tables and runs the whole scan; with parallel_leader_participation off
 -- too (the leader then runs it anyway)

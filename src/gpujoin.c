@@ -1923,7 +1923,8 @@ move_to_segment(GpuJoinState *gjs)
 		at += jd->arena_len;
 	}
 	hdr.total_bytes = at;
-	if (!gx_dsm_has_room(at) || (seg = dsm_create(at, DSM_CREATE_NULL_IF_MAXSEGMENTS)) == NULL)
+	if (gpuext_debug_inject_fault == GX_FAULT_NO_DSM || !gx_dsm_has_room(at) ||
+		(seg = dsm_create(at, DSM_CREATE_NULL_IF_MAXSEGMENTS)) == NULL)
 	{
 		elog(DEBUG1, "gpuext: no DSM segment of " UINT64_FORMAT " bytes for GpuJoin's inner tables: each participant builds its own",
 			 at);
