@@ -271,7 +271,12 @@ gx_cost_agg(double rows, double groups, uint32 entry_size, bool gpu)
  * then the upload and build on the device, or the build on the CPU
  * engine) is startup; probing costs per outer row and depth (a scattered
  * read of the table per probe on the device, about eight instructions on
- * the CPU engine); every joined row is then formed on the host.
+ * the CPU engine); every joined row is then formed on the host.  In a
+ * parallel plan the leader builds the tables once, before its workers
+ * start, and they all probe that copy (src/gpujoin.c, the fused GpuAgg
+ * too): the build is counted once, as startup, not divided among the
+ * workers, and not multiplied by them (each participant used to build its
+ * own, which the model never counted); probing is shared.
  */
 void
 gx_cost_join(const GxJoinCostInput *in, Cost *startup, Cost *run)
