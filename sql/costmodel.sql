@@ -167,7 +167,8 @@ SELECT parameter FROM gpuext_calibration_values
  WHERE parameter IN ('cost_unit_us', 'host_page_us', 'index_cost_scale', 'storage_seq_read_us',
                      'storage_random_read_us', 'storage_seq_write_us',
                      'storage_random_write_us', 'cpu_engine_row_ns', 'host_group_us',
-                     'host_tuple_us', 'parallel_page_share', 'client_row_us')
+                     'host_tuple_us', 'parallel_page_share', 'client_row_us',
+                     'host_row_page_us', 'cpu_engine_setup_us', 'cpu_engine_agg_setup_us')
  ORDER BY 1;
 -- pages in memory cost less than PostgreSQL's defaults say, never more
 SELECT value BETWEEN 0.01 AND 1 AS index_scale_plausible
@@ -179,13 +180,24 @@ SELECT abs(value_in_force - calibrated) < 1e-3 * calibrated AS in_force, source
 SET gpuext.cost_unit_us = 123;
 SELECT value_in_force, source FROM gpuext_calibration WHERE parameter = 'cost_unit_us';
 RESET gpuext.cost_unit_us;
--- repeatable: a second calibration lands within a factor of 3 of the first
--- (CPU figures; synced writes vary too much on a shared machine)
+-- repeatable (docs/architecture.md, "Calibration"): a second calibration
+-- lands within the stated tolerance of the first for the CPU figures that
+-- plans depend on: within a factor of 1.5 here (on an idle machine they
+-- stay within 15 %; this test shares its machine), or within 0.05 us for
+-- the small per-row ones and 50 us for the fixed costs (storage figures,
+-- synced writes, vary too much on a shared machine to be checked)
 CREATE TEMP TABLE cm_first AS SELECT parameter, value FROM gpuext_calibration_values;
 SELECT count(*) > 0 AS again FROM gpuext_calibrate();
-SELECT f.parameter, c.value / f.value BETWEEN 1.0 / 3 AND 3 AS within_3x
+SELECT f.parameter,
+       c.value / f.value BETWEEN 1 / 1.5 AND 1.5
+       OR (f.parameter IN ('host_tuple_us', 'host_row_page_us', 'client_row_us')
+           AND abs(c.value - f.value) <= 0.05)
+       OR (f.parameter IN ('cpu_engine_setup_us', 'cpu_engine_agg_setup_us')
+           AND abs(c.value - f.value) <= 50) AS within_tolerance
   FROM cm_first f JOIN gpuext_calibration_values c USING (parameter)
- WHERE f.parameter IN ('cost_unit_us', 'host_page_us')
+ WHERE f.parameter IN ('cost_unit_us', 'host_page_us', 'host_visibility_us', 'cpu_engine_row_ns',
+                       'index_cost_scale', 'host_group_us', 'client_row_us', 'host_tuple_us',
+                       'host_row_page_us', 'cpu_engine_setup_us', 'cpu_engine_agg_setup_us')
  ORDER BY 1;
 -- the settings left as they were
 SHOW gpuext.enabled;
