@@ -45,6 +45,7 @@
 #include "funcapi.h"
 #include "miscadmin.h"
 #include "optimizer/optimizer.h"
+#include "postmaster/bgwriter.h"
 #include "portability/instr_time.h"
 #include "storage/bufmgr.h"
 #include "storage/fd.h"
@@ -90,6 +91,29 @@ gx_elapsed_us(instr_time start)
 	INSTR_TIME_SET_CURRENT(now);
 	INSTR_TIME_SUBTRACT(now, start);
 	return INSTR_TIME_GET_MICROSEC(now);
+}
+
+/*
+ * Which clock the calibration's timings read: the wall clock, or this
+ * process's CPU time where all the work timed is this process's own (a
+ * stock serial plan, the CPU engine, page passes).  On a machine shared
+ * with other work, a process waiting for a core loses wall time but not
+ * CPU time: with the CPU clock a busy neighbour slowed every run of a
+ * 20 ms scan less than twofold instead of twofold and more (the 2-core
+ * development machine at a load of 4, session 8).  On an idle machine the
+ * two agree for work in memory.  Work that waits on other processes (the
+ * GPU service, parallel workers, a pipe's reader, storage) is timed on
+ * the wall clock.
+ */
+static bool time_on_cpu = false;
+
+static double
+clock_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(time_on_cpu ? CLOCK_PROCESS_CPUTIME_ID : CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
 }
 
 /* The schema of the extension, quoted, or NULL when not installed here. */
@@ -293,12 +317,11 @@ time_pair(const char *a, int ea, const char *b, int eb, int n, double *a_us, dou
 			break;
 		for (int k = 0; k < (b == NULL ? 1 : 2); k++)
 		{
-			instr_time	t;
+			double		t = clock_us();
 			double		us;
 
-			INSTR_TIME_SET_CURRENT(t);
 			gx_spi_exec(k == 0 ? a : b, k == 0 ? ea : eb);
-			us = gx_elapsed_us(t);
+			us = clock_us() - t;
 			total[k] += us;
 			best[k] = Min(best[k], us);
 		}
@@ -319,10 +342,23 @@ time_statement(const char *sql, int expected, int n)
 }
 
 /* Microseconds of the best of n or more runs of a query (time_pair). */
+static double
+time_query(const char *sql, int n)
+{
+	return time_statement(sql, SPI_OK_SELECT, n);
+}
+
+/* The same on the wall clock, for the workload calibration. */
 double
 gx_time_query(const char *sql, int n)
 {
-	return time_statement(sql, SPI_OK_SELECT, n);
+	bool		was = time_on_cpu;
+	double		us;
+
+	time_on_cpu = false;
+	us = time_query(sql, n);
+	time_on_cpu = was;
+	return us;
 }
 
 /* The planner's total cost of a query (EXPLAIN in JSON). */
@@ -369,7 +405,7 @@ measure_index_page_scale(const char *scratch, double unit_us)
 		gx_set_local("enable_indexscan", i == 0 ? "off" : "on");
 		gx_set_local("enable_bitmapscan", i == 0 ? "on" : "off");
 		gx_spi_exec(sql, SPI_OK_SELECT);	/* warm the index */
-		us = gx_time_query(sql, 5);
+		us = time_query(sql, 5);
 		total = gx_planned_cost(sql);
 		gx_set_local("seq_page_cost", "0");
 		gx_set_local("random_page_cost", "0");
@@ -406,17 +442,20 @@ host_page_pass(Relation rel, BlockNumber limit, double *total_us)
 	GxPageSource *src = gx_pages_begin(rel, GetLatestSnapshot(), NULL);
 	uint64		pages = 0;
 	uint32		n;
-	instr_time	t;
+	double		t;
 	double		us;
+	bool		was = time_on_cpu;
 
-	INSTR_TIME_SET_CURRENT(t);
+	time_on_cpu = true;			/* all of it this process's work */
+	t = clock_us();
 	while (pages < limit &&
 		   (n = gx_pages_fill(src, refs, bufs, Min(max, limit - pages))) > 0)
 	{
 		pages += n;
 		gx_pages_release(bufs, n);
 	}
-	us = gx_elapsed_us(t);
+	us = clock_us() - t;
+	time_on_cpu = was;
 	*total_us += us;
 	gx_pages_end(src);
 	pfree(refs);
@@ -432,6 +471,8 @@ measure_host_page(Oid relid)
 	double		best = 1e30;
 	double		total = 0;
 
+	(void) host_page_pass(rel, InvalidBlockNumber, &total);	/* first-run effects */
+	total = 0;
 	for (int r = 0; r < HOST_PAGE_MAX_PASSES && (r < HOST_PAGE_PASSES || total < HOST_PAGE_MIN_US); r++)
 		best = Min(best, host_page_pass(rel, InvalidBlockNumber, &total));
 	table_close(rel, AccessShareLock);
@@ -494,6 +535,10 @@ measure_host_visibility(Oid small, Oid large, double *small_page_us)
 	double		fast = 1e30;
 	double		total[2] = {0, 0};
 
+	/* first-run effects */
+	(void) host_page_pass(srel, InvalidBlockNumber, &total[0]);
+	(void) host_page_pass(lrel, nblocks, &total[1]);
+	total[0] = total[1] = 0;
 	for (int r = 0; r < HOST_PAGE_MAX_PASSES &&
 		 (r < HOST_PAGE_PASSES || total[0] < HOST_PAGE_MIN_US || total[1] < HOST_PAGE_MIN_US); r++)
 	{
@@ -527,12 +572,12 @@ measure_parallel_page_share(const char *frozen)
 
 	gx_set_local("max_parallel_workers_per_gather", "0");
 	gx_spi_exec(q, SPI_OK_SELECT);	/* warm the buffers */
-	serial_us = gx_time_query(q, 3);
+	serial_us = time_query(q, 3);
 	gx_set_local("max_parallel_workers_per_gather", CppAsString2(SHARE_WORKERS));
 	gx_set_local("parallel_setup_cost", "0");
 	gx_set_local("parallel_tuple_cost", "0");
 	gx_set_local("min_parallel_table_scan_size", "0");
-	parallel_us = gx_time_query(q, 3);
+	parallel_us = time_query(q, 3);
 	gx_set_local("max_parallel_workers_per_gather", "0");
 	/* speedup s over the ideal one, divisor: share = (1 - 1/s) / (1 - 1/divisor) */
 	share = (1.0 - parallel_us / serial_us) / (1.0 - 1.0 / divisor);
@@ -585,12 +630,12 @@ measure_host_group(const char *scratch, double unit_us)
  *
  * Measured on the frozen table (larger than the CPU's caches, as the
  * tables a GpuScan pays off on are): returning one row in 4 (every page,
- * about 15 rows each) and one row in about twice a page's rows (one page
- * in two, one row each), each against the same scan returning none.  The
- * rows go to a count over a subquery kept apart with OFFSET 0, so that the
- * scan itself returns each of them, with both columns.  With D and S the
- * extra microseconds of the dense and the sparse scan, rows_d and rows_s
- * their rows, P the pages: D = rows_d a + P b and S = rows_s (a + b).
+ * about 15 rows each) and about one row a page, each against the same
+ * scan returning none, alternately.  The rows go to a count over a
+ * subquery kept apart with OFFSET 0, so that the scan itself returns each
+ * of them, with both columns.  With D and S the extra microseconds of the
+ * dense and the sparse scan, rows_d and rows_s their rows, P the pages and
+ * T the pages of the sparse rows: D = rows_d a + P b, S = rows_s a + T b.
  * PostgreSQL's own charge per returned row (one tuple and one operator,
  * at unit_us per cost unit) is taken off the per-row part.
  */
@@ -601,9 +646,12 @@ measure_host_rows(const char *frozen, Oid frozen_oid, int rows, double unit_us,
 	const char *q = "SELECT count(*) FROM (SELECT v, pad FROM %s WHERE v %% %d = %d OFFSET 0) s";
 	Relation	rel = table_open(frozen_oid, AccessShareLock);
 	double		pages = Max(RelationGetNumberOfBlocks(rel), 1);
-	int			sparse_mod = (int) Max(2 * rint(rows / pages), 8);
+	/* rows are loaded in order, as many on each page: about one a page */
+	int			sparse_mod = (int) Max(floor(rows / pages), 8);
 	double		rows_d = rows / 4.0;
 	double		rows_s = (double) rows / sparse_mod;
+	double		touched_s = Min(rows_s, pages);
+	double		det = rows_d * touched_s - pages * rows_s;
 	double		none_us;
 	double		dense_us;
 	double		sparse_us;
@@ -612,14 +660,13 @@ measure_host_rows(const char *frozen, Oid frozen_oid, int rows, double unit_us,
 
 	table_close(rel, AccessShareLock);
 	time_pair(psprintf(q, frozen, 4, 0), SPI_OK_SELECT, psprintf(q, frozen, 4, -1), SPI_OK_SELECT,
-			  9, &dense_us, &none_us);
-	time_pair(psprintf(q, frozen, sparse_mod, 0), SPI_OK_SELECT, psprintf(q, frozen, 4, -1),
-			  SPI_OK_SELECT, 9, &sparse_us, &none_us);
+			  15, &dense_us, &none_us);
 	dense_us = Max(dense_us - none_us, 0);
+	time_pair(psprintf(q, frozen, sparse_mod, 0), SPI_OK_SELECT, psprintf(q, frozen, 4, -1),
+			  SPI_OK_SELECT, 15, &sparse_us, &none_us);
 	sparse_us = Max(sparse_us - none_us, 0);
-	/* solve the two equations of the comment above */
-	per_page = rows_d > pages ? (sparse_us / rows_s - dense_us / rows_d) / (1.0 - pages / rows_d) : 0;
-	per_page = Max(per_page, 0);
+	/* D = rows_d a + pages b, S = rows_s a + touched_s b */
+	per_page = det > 0 ? Max((rows_d * sparse_us - rows_s * dense_us) / det, 0) : 0;
 	per_row = (dense_us - pages * per_page) / rows_d;
 	*tuple_us = Max(per_row - (cpu_tuple_cost + cpu_operator_cost) * unit_us, 0.01);
 	*page_us = per_page;
@@ -670,13 +717,13 @@ measure_setup(const char *q, bool gpuagg)
 	{
 		for (int k = 0; k < 2; k++)
 		{
-			instr_time	t;
+			double		t;
 			double		us;
 
 			gx_set_local("gpuext.enabled", k == 0 ? "on" : "off");
-			INSTR_TIME_SET_CURRENT(t);
+			t = clock_us();
 			gx_spi_exec(q, SPI_OK_SELECT);
-			us = gx_elapsed_us(t);
+			us = clock_us() - t;
 			if (i > 0)			/* the first runs start things up */
 				best[k] = Min(best[k], us);
 		}
@@ -817,6 +864,14 @@ gpuext_calibrate(PG_FUNCTION_ARGS)
 	schema = gx_calibration_start();
 	InitMaterializedSRF(fcinfo, 0);
 
+	/*
+	 * A checkpoint first: after a load (and its VACUUM FREEZE, which dirties
+	 * every page) the writing back of the dirty buffers would otherwise run
+	 * alongside the measurements and slow them.
+	 */
+	RequestCheckpoint(CHECKPOINT_IMMEDIATE | CHECKPOINT_FORCE | CHECKPOINT_WAIT);
+	time_on_cpu = false;		/* (an earlier call may have failed midway) */
+
 	measure_storage(m, &n);
 
 	if (SPI_connect() != SPI_OK_CONNECT)
@@ -861,10 +916,11 @@ gpuext_calibrate(PG_FUNCTION_ARGS)
 	 */
 	gx_set_local("gpuext.enabled", "off");
 	gx_set_local("max_parallel_workers_per_gather", "0");
+	time_on_cpu = true;			/* stock serial plans: this process's work */
 	scan_sql = psprintf("SELECT count(*) FROM %s WHERE v >= 0", narrow);
 	gx_spi_exec(scan_sql, SPI_OK_SELECT);	/* warm the buffers */
 	cost_unit = n;
-	m[n++] = (Measured) {"cost_unit_us", gx_time_query(scan_sql, 5) / gx_planned_cost(scan_sql), "us"};
+	m[n++] = (Measured) {"cost_unit_us", time_query(scan_sql, 5) / gx_planned_cost(scan_sql), "us"};
 	m[n] = (Measured) {"index_cost_scale", measure_index_page_scale(scratch, m[n - 1].value), "ratio"};
 	n++;
 	/*
@@ -880,6 +936,7 @@ gpuext_calibrate(PG_FUNCTION_ARGS)
 	/* the scratch table is small: its pages' fixed cost is the frozen one */
 	m[n++] = (Measured) {"host_visibility_us",
 		measure_host_visibility(scratch_oid, frozen_oid, &slow_page_us), "us"};
+	time_on_cpu = false;		/* workers, and a pipe's reader */
 	m[n++] = (Measured) {"parallel_page_share", measure_parallel_page_share(frozen), "ratio"};
 	m[n++] = (Measured) {"client_row_us", measure_client_row(frozen, frozen_rows), "us"};
 
@@ -892,6 +949,7 @@ gpuext_calibrate(PG_FUNCTION_ARGS)
 	gx_set_local("gpuext.enable_gpuagg", "off");
 	gx_set_local("gpuext.force_offload", "on");
 	gx_set_local("gpuext.device", "cpu");
+	time_on_cpu = true;			/* the CPU engine runs in this process */
 	{
 		const char *q = psprintf("SELECT count(*) FROM %s WHERE v < 0", narrow);
 		double		us;
@@ -899,7 +957,7 @@ gpuext_calibrate(PG_FUNCTION_ARGS)
 		Relation	rel;
 
 		gx_spi_exec(q, SPI_OK_SELECT);
-		us = gx_time_query(q, 5);
+		us = time_query(q, 5);
 		rel = table_open(narrow_oid, AccessShareLock);
 		pages_us = measure_host_page(narrow_oid) * RelationGetNumberOfBlocks(rel);
 		table_close(rel, AccessShareLock);
@@ -919,6 +977,7 @@ gpuext_calibrate(PG_FUNCTION_ARGS)
 	if (gx_service_has_gpu(&why))
 	{
 		gx_set_local("gpuext.device", "gpu");
+		time_on_cpu = false;	/* waits for the GPU service from here on */
 		measure_setups(tiny, &gpu_scan_e2e_us, &gpu_agg_e2e_us);
 	}
 	gx_set_local("gpuext.enable_gpuagg", "off");
@@ -934,6 +993,7 @@ gpuext_calibrate(PG_FUNCTION_ARGS)
 	gx_set_local("gpuext.enable_gpuagg", "on");
 	m[n++] = (Measured) {"host_group_us", measure_host_group(scratch, m[cost_unit].value), "us"};
 	AtEOXact_GUC(true, guc_level);
+	time_on_cpu = false;
 
 	(void) measure_device(m, &n, gpu_scan_e2e_us, gpu_agg_e2e_us);
 
