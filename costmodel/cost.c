@@ -6,8 +6,12 @@
  * visibility (per page), while the device reads the pages over the link
  * and evaluates the program (per byte and per row).  The slower of the
  * two sets the pace; rows returned to the executor add host work after
- * that.  A fixed setup cost (the service round trip) keeps small scans on
- * the CPU.  Parallel workers divide the host side, not the device.
+ * that.  A fixed setup cost keeps small scans on the CPU: what an
+ * offloaded query of a tiny table costs end to end beyond its stock plan
+ * (gpuext_calibrate() measures it on each engine: gpu_setup_us,
+ * cpu_engine_setup_us; a GpuAgg's beyond its scan: gpuagg_setup_us,
+ * cpu_engine_agg_setup_us), charged as the startup of every gpuext
+ * operator.  Parallel workers divide the host side, not the device.
  *
  * IDENTIFICATION
  *		costmodel/cost.c
@@ -35,10 +39,14 @@ double		gx_gpu_batch_us = 30.0;
 double		gx_host_page_us = 0.6;
 double		gx_host_visibility_us = 2.0;
 double		gx_host_tuple_us = 0.15;
+double		gx_host_row_page_us = 0.0;
 double		gx_client_row_us = 0.0;
 double		gx_link_read_gbps = 45.0;
 double		gx_device_row_ns = 0.05;
 double		gx_cpu_engine_row_ns = 4.0;
+double		gx_cpu_engine_setup_us = 0.0;
+double		gx_cpu_engine_agg_setup_us = 0.0;
+double		gx_gpuagg_setup_us = 300.0;
 double		gx_device_atomic_ns = 0.2;
 double		gx_link_write_gbps = 40.0;
 double		gx_host_group_us = 1.0;
@@ -71,7 +79,7 @@ gx_cost_define_gucs(void)
 				 "Microseconds of one planner cost unit on this machine.",
 				 &gx_cost_unit_us, 5.0, 0.001, 1e6);
 	define_param("gpuext.gpu_setup_us",
-				 "Microseconds to start a GPU operator (service round trip, first launch).",
+				 "Microseconds a GPU operator adds to a query beyond its per-batch, per-page and per-row work (planning, starting, round trips, ending).",
 				 &gx_gpu_setup_us, 300.0, 0, 1e9);
 	define_param("gpuext.gpu_batch_us",
 				 "Microseconds of fixed overhead per batch sent to the GPU.",
@@ -85,6 +93,9 @@ gx_cost_define_gucs(void)
 	define_param("gpuext.host_tuple_us",
 				 "Microseconds of host work per row a GPU operator returns.",
 				 &gx_host_tuple_us, 0.15, 0, 1e6);
+	define_param("gpuext.host_row_page_us",
+				 "Microseconds of host work per heap page holding any row a GPU operator returns (reading the page back).",
+				 &gx_host_row_page_us, 0.0, 0, 1e6);
 	define_param("gpuext.client_row_us",
 				 "Microseconds a serial plan spends sending one result row to the client (0: not charged).",
 				 &gx_client_row_us, 0.0, 0, 1e6);
@@ -133,6 +144,15 @@ gx_cost_define_gucs(void)
 	define_param("gpuext.cpu_engine_row_ns",
 				 "Nanoseconds of CPU engine work per row and device-program instruction.",
 				 &gx_cpu_engine_row_ns, 4.0, 0, 1e6);
+	define_param("gpuext.cpu_engine_setup_us",
+				 "Microseconds an operator on the CPU engine adds to a query beyond its per-page and per-row work (planning, starting, ending).",
+				 &gx_cpu_engine_setup_us, 0.0, 0, 1e9);
+	define_param("gpuext.cpu_engine_agg_setup_us",
+				 "Microseconds a GpuAgg on the CPU engine adds to a query beyond its scan and its per-row and per-group work.",
+				 &gx_cpu_engine_agg_setup_us, 0.0, 0, 1e9);
+	define_param("gpuext.gpuagg_setup_us",
+				 "Microseconds a GpuAgg on the GPU adds to a query beyond its scan and its per-row and per-group work.",
+				 &gx_gpuagg_setup_us, 300.0, 0, 1e9);
 	define_param("gpuext.index_cost_scale",
 				 "Factor on seq_page_cost and random_page_cost when gpuext re-costs PostgreSQL's index and bitmap scans.",
 				 &gx_index_cost_scale, 1.0, 0.01, 100);
@@ -211,16 +231,34 @@ us_to_cost(double us)
 }
 
 /*
+ * The pages of a scan that hold at least one of the rows it returns, the
+ * rows spread at random over them.
+ */
+static double
+pages_with_rows(const GxScanCostInput *in)
+{
+	double		per_page;
+	double		sel;
+
+	if (in->pages < 1 || in->tuples < 1 || in->rows_out <= 0)
+		return 0;
+	per_page = Max(in->tuples / in->pages, 1);
+	sel = Min(in->rows_out / in->tuples, 1);
+	return Min(in->pages * (1.0 - pow(1.0 - sel, per_page)), in->rows_out);
+}
+
+/*
  * Cost of a GPU scan (or the same scan on the CPU engine): startup is the
- * setup; the run overlaps host page work with device reading, then adds
- * the work on returned rows.
+ * engine's setup; the run overlaps host page work with device reading,
+ * then adds the work on returned rows: per row, and per page holding any
+ * (the host reads each such page back: measure_host_rows, calibrate.c).
  *
  * Pages a column cache holds (cached_frac of them) cost neither host page
  * work nor the link: the device reads the columns of their rows from its
  * copy of the cache at device memory speed (the CPU engine in place).  A
- * cached page is pinned only when one of its rows is returned (as many
- * pages as rows_out would touch, spread at random); those are all-visible,
- * so the heap pages take what is left of allvisfrac.
+ * cached page holding a returned row is pinned then (host page work);
+ * cached pages are all-visible, so the heap pages take what is left of
+ * allvisfrac.
  */
 void
 gx_cost_scan(const GxScanCostInput *in, Cost *startup, Cost *total)
@@ -232,18 +270,10 @@ gx_cost_scan(const GxScanCostInput *in, Cost *startup, Cost *total)
 	double		heap_allvis = cached_frac < 1.0 ?
 		Max(0.0, (in->allvisfrac - cached_frac) / (1.0 - cached_frac)) : 1.0;
 	double		page_us = gx_host_page_us + (1.0 - heap_allvis) * gx_host_visibility_us;
-	double		pinned = 0;
-	double		host_pages_us;
+	double		pinned = pages_with_rows(in) * cached_frac;
+	double		host_pages_us = (heap * page_us + pinned * gx_host_page_us) / workers;
 	double		batches = ceil(in->pages / 4096.0);
 	double		run_us;
-
-	if (cached > 0 && in->tuples > 0 && in->rows_out > 0)
-	{
-		double		sel = Min(1.0, in->rows_out / in->tuples);
-
-		pinned = cached * (1.0 - pow(1.0 - sel, in->tuples / Max(in->pages, 1.0)));
-	}
-	host_pages_us = (heap * page_us + pinned * gx_host_page_us) / workers;
 
 	if (in->gpu)
 	{
@@ -258,9 +288,10 @@ gx_cost_scan(const GxScanCostInput *in, Cost *startup, Cost *total)
 	{
 		run_us = host_pages_us +
 			in->tuples * Max(in->program_len, 1) * gx_cpu_engine_row_ns / 1e3 / workers;
-		*startup = 0;
+		*startup = us_to_cost(gx_cpu_engine_setup_us);
 	}
-	run_us += in->rows_out * gx_host_tuple_us / workers;
+	run_us += (in->rows_out * gx_host_tuple_us +
+			   pages_with_rows(in) * gx_host_row_page_us) / workers;
 	*total = *startup + us_to_cost(run_us) +
 		in->rows_out * (cpu_tuple_cost + in->host_qual_per_row) / workers;
 }
@@ -278,11 +309,11 @@ gx_cost_agg(double rows, double groups, uint32 entry_size, bool gpu)
 	double		scatter = groups > 100000 ? 4.0 : 1.0;
 
 	if (gpu)
-		us = gx_gpu_setup_us	/* task create and fetch round trips */
+		us = gx_gpuagg_setup_us	/* fixed: task, round trips, planning */
 			+ rows * gx_device_atomic_ns * scatter / 1e3
 			+ groups * 4.0 * entry_size / (gx_link_write_gbps * 1e3);
 	else
-		us = rows * gx_cpu_engine_row_ns * 4 / 1e3;
+		us = gx_cpu_engine_agg_setup_us + rows * gx_cpu_engine_row_ns * 4 / 1e3;
 	us += groups * gx_host_group_us;
 	return us / gx_cost_unit_us;
 }
@@ -293,7 +324,12 @@ gx_cost_agg(double rows, double groups, uint32 entry_size, bool gpu)
  * then the upload and build on the device, or the build on the CPU
  * engine) is startup; probing costs per outer row and depth (a scattered
  * read of the table per probe on the device, about eight instructions on
- * the CPU engine); every joined row is then formed on the host.
+ * the CPU engine); every joined row is then formed on the host.  In a
+ * parallel plan the leader builds the tables once, before its workers
+ * start, and they all probe that copy (src/gpujoin.c, the fused GpuAgg
+ * too): the build is counted once, as startup, not divided among the
+ * workers, and not multiplied by them (each participant used to build its
+ * own, which the model never counted); probing is shared.
  */
 void
 gx_cost_join(const GxJoinCostInput *in, Cost *startup, Cost *run)
@@ -311,7 +347,7 @@ gx_cost_join(const GxJoinCostInput *in, Cost *startup, Cost *run)
 	}
 	else
 	{
-		build_us += in->inner_rows * 8.0 * gx_cpu_engine_row_ns / 1e3;
+		build_us += gx_cpu_engine_setup_us + in->inner_rows * 8.0 * gx_cpu_engine_row_ns / 1e3;
 		probe_us = in->outer_rows * in->depths * 8.0 * gx_cpu_engine_row_ns / 1e3 / workers;
 	}
 	*startup = us_to_cost(build_us);

@@ -17,15 +17,19 @@
 
 /* parameters (GUCs gpuext.*) */
 extern double gx_cost_unit_us;			/* microseconds per cost unit */
-extern double gx_gpu_setup_us;			/* service round trip and launch, per scan */
+extern double gx_gpu_setup_us;			/* fixed cost of a GPU operator, end to end */
 extern double gx_gpu_batch_us;			/* per batch: request, launch, sync */
 extern double gx_host_page_us;			/* host work per all-visible page: pin, lock */
 extern double gx_host_visibility_us;	/* more per page not all-visible: tuple checks */
 extern double gx_host_tuple_us;			/* host work per returned row */
+extern double gx_host_row_page_us;		/* more per page holding returned rows */
 extern double gx_client_row_us;			/* sending a result row to the client */
 extern double gx_link_read_gbps;		/* device reads of host memory (zero-copy) */
 extern double gx_device_row_ns;			/* device work per row and instruction */
 extern double gx_cpu_engine_row_ns;		/* CPU engine work per row and instruction */
+extern double gx_cpu_engine_setup_us;	/* fixed cost of a CPU engine operator */
+extern double gx_cpu_engine_agg_setup_us;	/* a CPU engine GpuAgg's, beyond its scan */
+extern double gx_gpuagg_setup_us;		/* a GPU GpuAgg's, beyond its scan */
 extern double gx_device_atomic_ns;		/* device work per aggregated row (atomics) */
 extern double gx_link_write_gbps;		/* device to host copies */
 extern double gx_host_group_us;			/* host work to finish one group */

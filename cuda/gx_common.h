@@ -141,7 +141,10 @@ typedef enum GxFault
 	GX_FAULT_ALLOC,				/* the next device allocation fails */
 	GX_FAULT_KERNEL,			/* the kernel reports an error */
 	GX_FAULT_SERVICE_DIE,		/* the service exits while running it */
-	GX_FAULT_TRANSFER_STALL		/* the transfer stalls until cancelled */
+	GX_FAULT_TRANSFER_STALL,	/* the transfer stalls until cancelled */
+	GX_FAULT_NO_DSM				/* (host only, never sent) a parallel GpuJoin's
+								 * leader finds no DSM segment for its inner
+								 * tables */
 } GxFault;
 
 /* errors a kernel reports in GxBatch.kernel_error */

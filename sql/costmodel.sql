@@ -160,14 +160,22 @@ DROP ROLE cm_user;
 -- it measures storage and the CPU everywhere (and the GPU where there is
 -- one), stores the values, and they are in force in this session
 SELECT count(*) >= 7 AS measured_enough,
-       bool_and(measured > 0 AND measured < 1e6) FILTER (WHERE parameter <> 'parallel_page_share') AS plausible,
+       bool_and(measured > 0 AND measured < 1e6)
+         FILTER (WHERE parameter NOT IN ('parallel_page_share', 'host_row_page_us',
+                                         'cpu_engine_setup_us', 'cpu_engine_agg_setup_us')) AS plausible,
+       -- (these may be 0: about 0 on the CPU engine, or a CPU engine scan no
+       -- slower than PostgreSQL's on a tiny table)
+       bool_and(measured >= 0 AND measured < 1e6)
+         FILTER (WHERE parameter IN ('host_row_page_us', 'cpu_engine_setup_us',
+                                     'cpu_engine_agg_setup_us')) AS zero_or_more,
        bool_and(measured BETWEEN 0 AND 1) FILTER (WHERE parameter = 'parallel_page_share') AS share_plausible
   FROM gpuext_calibrate();
 SELECT parameter FROM gpuext_calibration_values
  WHERE parameter IN ('cost_unit_us', 'host_page_us', 'index_cost_scale', 'storage_seq_read_us',
                      'storage_random_read_us', 'storage_seq_write_us',
                      'storage_random_write_us', 'cpu_engine_row_ns', 'host_group_us',
-                     'host_tuple_us', 'parallel_page_share', 'client_row_us')
+                     'host_tuple_us', 'parallel_page_share', 'client_row_us',
+                     'host_row_page_us', 'cpu_engine_setup_us', 'cpu_engine_agg_setup_us')
  ORDER BY 1;
 -- pages in memory cost less than PostgreSQL's defaults say, never more
 SELECT value BETWEEN 0.01 AND 1 AS index_scale_plausible
@@ -179,14 +187,32 @@ SELECT abs(value_in_force - calibrated) < 1e-3 * calibrated AS in_force, source
 SET gpuext.cost_unit_us = 123;
 SELECT value_in_force, source FROM gpuext_calibration WHERE parameter = 'cost_unit_us';
 RESET gpuext.cost_unit_us;
--- repeatable: a second calibration lands within a factor of 3 of the first
--- (CPU figures; synced writes vary too much on a shared machine)
-CREATE TEMP TABLE cm_first AS SELECT parameter, value FROM gpuext_calibration_values;
+-- repeatable (docs/architecture.md, "Calibration"): calibrations agree
+-- within the stated tolerance for the CPU figures that plans depend on:
+-- within a factor of 1.5 here (on an idle machine they stay within 15 %;
+-- this test shares its machine), or within 0.05 us for the small per-row
+-- ones (0.15 us for host_row_page_us, per page) and 50 us for the fixed
+-- costs.  Two of three calibrations must
+-- agree, as a burst of other work on a shared machine can slow every run
+-- of one measurement.  (Storage figures, synced writes, vary too much on
+-- a shared machine to be checked.)
+CREATE TEMP TABLE cm_cal AS SELECT 1 AS run, parameter, value FROM gpuext_calibration_values;
 SELECT count(*) > 0 AS again FROM gpuext_calibrate();
-SELECT f.parameter, c.value / f.value BETWEEN 1.0 / 3 AND 3 AS within_3x
-  FROM cm_first f JOIN gpuext_calibration_values c USING (parameter)
- WHERE f.parameter IN ('cost_unit_us', 'host_page_us')
- ORDER BY 1;
+INSERT INTO cm_cal SELECT 2, parameter, value FROM gpuext_calibration_values;
+SELECT count(*) > 0 AS again FROM gpuext_calibrate();
+INSERT INTO cm_cal SELECT 3, parameter, value FROM gpuext_calibration_values;
+SELECT f.parameter,
+       bool_or(c.value BETWEEN f.value / 1.5 AND f.value * 1.5
+               OR (f.parameter IN ('host_tuple_us', 'client_row_us')
+                   AND abs(c.value - f.value) <= 0.05)
+               OR (f.parameter = 'host_row_page_us' AND abs(c.value - f.value) <= 0.15)
+               OR (f.parameter IN ('cpu_engine_setup_us', 'cpu_engine_agg_setup_us')
+                   AND abs(c.value - f.value) <= 50)) AS within_tolerance
+  FROM cm_cal f JOIN cm_cal c ON c.parameter = f.parameter AND c.run > f.run
+ WHERE f.parameter IN ('cost_unit_us', 'host_page_us', 'host_visibility_us', 'cpu_engine_row_ns',
+                       'index_cost_scale', 'host_group_us', 'client_row_us', 'host_tuple_us',
+                       'host_row_page_us', 'cpu_engine_setup_us', 'cpu_engine_agg_setup_us')
+ GROUP BY 1 ORDER BY 1;
 -- the settings left as they were
 SHOW gpuext.enabled;
 SHOW max_parallel_workers_per_gather;

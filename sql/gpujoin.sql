@@ -240,7 +240,8 @@ SELECT count(b.v) FROM gj_fact f LEFT JOIN gj_bigdim b ON f.id = b.k;
 RESET gpuext.gpu_memory_limit;
 RESET gpuext.force_offload;
 
--- parallel query: workers share the outer scan, each builds the inner tables
+-- parallel query: workers share the outer scan, the leader builds the inner
+-- tables for all (more in gpujoin_parallel)
 SET parallel_setup_cost = 0;
 SET parallel_tuple_cost = 0;
 SET min_parallel_table_scan_size = 0;

@@ -165,7 +165,9 @@ gx_request_submit(GxRequest *req, int kind)
 	s->owner_pid = MyProcPid;
 	s->owner_procno = MyProc->pgprocno;
 	s->kind = kind;
-	s->fault = gpuext_debug_inject_fault;
+	/* (no_dsm is the backend's own) */
+	s->fault = gpuext_debug_inject_fault == GX_FAULT_NO_DSM ? GX_FAULT_NONE :
+		gpuext_debug_inject_fault;
 	s->mem_limit = (uint64) gpuext_gpu_memory_limit_mb * 1024 * 1024;
 	s->arena_off = req->arena_off;
 	s->arena_len = req->arena_len;

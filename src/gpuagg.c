@@ -30,6 +30,7 @@
 #include <float.h>
 #include <math.h>
 
+#include "access/parallel.h"
 #include "access/table.h"
 #include "access/tableam.h"
 #include "catalog/pg_aggregate.h"
@@ -175,6 +176,9 @@ typedef struct GpuAggShared
 	bool		emitted;		/* the last one has taken the results */
 	bool		failed;			/* some participant could not finish */
 	char		failure[GX_ERRLEN];
+	uint32		join_task_id;	/* a fused join's inner tables on the device,
+								 * built and uploaded once by the leader */
+	int			join_adopters;	/* workers that used them (EXPLAIN ANALYZE) */
 	ParallelBlockTableScanDescData pscan;	/* must be last */
 } GpuAggShared;
 
@@ -232,6 +236,8 @@ typedef struct GpuAggState
 	List	   *inner_key_idx;	/* program expressions loaded from its inner rows
 								 * (positions in program_exprs) */
 	uint32		join_table_id;
+	int			join_shared_workers;	/* leader: workers that used its join
+										 * tables, or -1 */
 	uint64		rows_aggregated;
 	double		agg_ms;			/* wall time feeding batches */
 	double		fetch_ms;		/* wall time fetching the groups */
@@ -250,6 +256,7 @@ static Size gpuagg_estimate_dsm(CustomScanState *node, ParallelContext *pcxt);
 static void gpuagg_init_dsm(CustomScanState *node, ParallelContext *pcxt, void *coordinate);
 static void gpuagg_reinit_dsm(CustomScanState *node, ParallelContext *pcxt, void *coordinate);
 static void gpuagg_init_worker(CustomScanState *node, shm_toc *toc, void *coordinate);
+static void gpuagg_shutdown(CustomScanState *node);
 static void gpuagg_explain(CustomScanState *node, List *ancestors, ExplainState *es);
 
 static const CustomPathMethods gpuagg_path_methods = {
@@ -272,6 +279,7 @@ static const CustomExecMethods gpuagg_exec_methods = {
 	.InitializeDSMCustomScan = gpuagg_init_dsm,
 	.ReInitializeDSMCustomScan = gpuagg_reinit_dsm,
 	.InitializeWorkerCustomScan = gpuagg_init_worker,
+	.ShutdownCustomScan = gpuagg_shutdown,
 	.ExplainCustomScan = gpuagg_explain,
 };
 
@@ -763,11 +771,12 @@ gpuagg_add_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo *input_r
 
 	/*
 	 * Parallel workers feed one device table; the last one returns the
-	 * groups.  Over a join, each participant builds the inner tables (its
-	 * own copy of the inner plans runs in it, so they must be parallel
-	 * safe).  (Without a GPU it is only planned when forced: the CPU engine
-	 * cannot share a table, so the stock plan then runs in the last
-	 * participant.)
+	 * groups.  Over a join, the leader builds and uploads the inner tables
+	 * once, before its workers start (the inner plans go to the workers
+	 * with the plan, so they must still be parallel safe; the join's cost
+	 * counts their build once).  (Without a GPU it is only planned when
+	 * forced: the CPU engine cannot share a table, so the stock plan then
+	 * runs in the last participant.)
 	 */
 	if (join_path != NULL)
 		par_inner_paths = replace_inner_paths(join_inner_paths, true, &par_extra_cost);
@@ -900,6 +909,7 @@ gpuagg_create_state(CustomScan *cscan)
 
 	gas->css.methods = &gpuagg_exec_methods;
 	gas->css.flags = cscan->flags;
+	gas->join_shared_workers = -1;
 	gas->nkeys = intVal(linitial(cscan->custom_private));
 	gas->naggs = intVal(lsecond(cscan->custom_private));
 	gas->est_groups = Max(1, intVal(lthird(cscan->custom_private)));
@@ -1539,6 +1549,32 @@ build_fused_join(GpuAggState *gas)
 	return ok;
 }
 
+/*
+ * A participant of a parallel aggregation over a join: the device copy of
+ * the inner tables that the leader made before its workers started
+ * (create_shared_task), once for all; the leader frees it at its end.
+ */
+static bool
+parallel_join_tables(GpuAggState *gas)
+{
+	GpuAggShared *sh = gas->shared;
+
+	if (sh->join_task_id == 0)
+	{
+		gas->fallback_reason = "no shared inner tables for the parallel aggregation";
+		return false;
+	}
+	gas->join_table_id = sh->join_task_id;
+	gas->pipe.batch_arg2 = gas->join_table_id;
+	if (IsParallelWorker())
+	{
+		SpinLockAcquire(&sh->mutex);
+		sh->join_adopters++;
+		SpinLockRelease(&sh->mutex);
+	}
+	return true;
+}
+
 /* Attach to a parallel aggregation; false if the results were taken already. */
 static void
 parallel_attach(GpuAggState *gas)
@@ -1597,13 +1633,12 @@ run_aggregation(GpuAggState *gas)
 		}
 		gas->task_id = gas->shared->task_id;
 		gas->pipe.task_id = gas->task_id;
-		/* over a join, each participant builds and uploads its inner tables */
-		ok = ok && (gas->fj == NULL || build_fused_join(gas));
+		/* over a join: the inner tables the leader built and uploaded */
+		if (ok && gas->fj)
+			ok = parallel_join_tables(gas);
 		ok = ok && aggregate_batches(gas);
 		if (!parallel_detach(gas, !ok))
 		{
-			if (gas->fj)
-				gx_fused_join_reset(gas->fj);
 			gas->phase = GPUAGG_DONE;
 			return;
 		}
@@ -1957,7 +1992,8 @@ gpuagg_rescan(CustomScanState *node)
 	gas->empty_group = false;
 	gas->fallback_reason = NULL;
 	ExecReScan(gas->fallback);
-	if (gas->fj)
+	/* (a parallel leader's join tables: gpuagg_reinit_dsm's) */
+	if (gas->fj && gas->shared == NULL)
 		gx_fused_join_reset(gas->fj);
 }
 
@@ -1967,7 +2003,11 @@ gpuagg_estimate_dsm(CustomScanState *node, ParallelContext *pcxt)
 	return offsetof(GpuAggShared, pscan) + table_block_parallelscan_estimate(node->ss.ss_currentRelation);
 }
 
-/* The leader creates the shared device table before the workers start. */
+/*
+ * The leader creates the shared device table before the workers start;
+ * over a join, it also runs the inner plans and builds and uploads their
+ * tables, once for every participant (they used to, each).
+ */
 static void
 create_shared_task(GpuAggState *gas)
 {
@@ -1978,8 +2018,24 @@ create_shared_task(GpuAggState *gas)
 	sh->emitted = false;
 	sh->failed = false;
 	sh->failure[0] = '\0';
+	sh->join_task_id = 0;
+	sh->join_adopters = 0;
 	if (gas->pipe_started && gas->pipe.engine.use_gpu && prepare(gas) && create_table(gas))
+	{
 		sh->task_id = gas->task_id;
+		if (gas->fj && build_fused_join(gas))
+			sh->join_task_id = gas->join_table_id;
+		else if (gas->fj)
+		{
+			/* the inner tables cannot join on the device: nobody aggregates */
+			gx_task_destroy(gas->task_id);
+			gas->task_id = 0;
+			sh->task_id = 0;
+			sh->failed = true;
+			strlcpy(sh->failure, gas->fallback_reason ? gas->fallback_reason :
+					"the inner tables could not be uploaded", sizeof(sh->failure));
+		}
+	}
 	else
 	{
 		sh->failed = true;
@@ -2011,6 +2067,9 @@ gpuagg_reinit_dsm(CustomScanState *node, ParallelContext *pcxt, void *coordinate
 	table_block_parallelscan_reinitialize(node->ss.ss_currentRelation,
 										  (ParallelTableScanDesc) &sh->pscan);
 	gx_task_destroy(sh->task_id);
+	/* the previous scan's workers are done with its join tables */
+	if (gas->fj)
+		gx_fused_join_reset(gas->fj);
 	create_shared_task(gas);
 }
 
@@ -2021,6 +2080,24 @@ gpuagg_init_worker(CustomScanState *node, shm_toc *toc, void *coordinate)
 
 	gas->shared = coordinate;
 	gas->pipe.pscan = &gas->shared->pscan;
+}
+
+/*
+ * ShutdownCustomScan: the leader notes for EXPLAIN ANALYZE how many
+ * workers used its join tables, before the DSM chunk goes.
+ */
+static void
+gpuagg_shutdown(CustomScanState *node)
+{
+	GpuAggState *gas = (GpuAggState *) node;
+
+	if (gas->shared != NULL && !IsParallelWorker() && gas->fj != NULL)
+	{
+		SpinLockAcquire(&gas->shared->mutex);
+		gas->join_shared_workers = gas->shared->join_task_id != 0 ?
+			gas->shared->join_adopters : -1;
+		SpinLockRelease(&gas->shared->mutex);
+	}
 }
 
 /* Deparse a list of expressions for EXPLAIN. */
@@ -2057,6 +2134,10 @@ gpuagg_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 											   context, useprefix, false), es);
 	if (gas->fj)
 		gx_fused_join_explain(gas->fj, context, es);
+	if (es->analyze && gas->join_shared_workers >= 0)
+		ExplainPropertyText("Inner Build",
+							psprintf("leader, shared with %d worker%s", gas->join_shared_workers,
+									 gas->join_shared_workers == 1 ? "" : "s"), es);
 	if (!gpuext_regression_test_mode)
 	{
 		if (gas->pipe_started)

@@ -65,6 +65,7 @@ static const struct config_enum_entry fault_options[] = {
 	{"kernel", GX_FAULT_KERNEL, false},
 	{"service_die", GX_FAULT_SERVICE_DIE, false},
 	{"transfer_stall", GX_FAULT_TRANSFER_STALL, false},
+	{"no_dsm", GX_FAULT_NO_DSM, false},
 	{NULL, 0, false}
 };
 
@@ -173,7 +174,8 @@ define_gucs(void)
 							 "Makes device requests fail on purpose, for testing.",
 							 "alloc fails the device allocation, kernel makes the kernel "
 							 "report an error, service_die stops the GPU service, "
-							 "transfer_stall stalls the transfer until cancelled.",
+							 "transfer_stall stalls the transfer until cancelled, "
+							 "no_dsm leaves a parallel GpuJoin's inner tables without a DSM segment.",
 							 &gpuext_debug_inject_fault, GX_FAULT_NONE, fault_options,
 							 PGC_SUSET, GUC_NOT_IN_SAMPLE, NULL, NULL, NULL);
 

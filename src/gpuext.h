@@ -264,6 +264,7 @@ extern const char *gx_engine_name(const GxEngine *engine);
 extern void gx_cpu_run_batch(GxBatch *batch);
 extern uint32 gx_cpu_table_register(void *table, MemoryContext cxt);
 extern void gx_cpu_table_unregister(uint32 id, const void *table);
+extern bool gx_dsm_has_room(Size bytes);
 extern void gx_report_failure(int status, const char *msg);
 extern void gx_device_table_unavailable(int status, const char *err, const char *instead);
 

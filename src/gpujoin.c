@@ -30,6 +30,15 @@
  * An inner side whose hash tables exceed gpuext.gpu_memory_limit runs on
  * the CPU engine (host memory) instead of failing.
  *
+ * Parallel query: the workers share the outer scan; the leader alone runs
+ * the inner plans and builds the tables, in InitializeDSMCustomScan (before
+ * the workers start), in a DSM segment that every participant then reads
+ * with the same per-row code, and on the GPU uploads them once (the
+ * workers use that task).  The leader frees both at its end, after its
+ * workers; on an error or a cancel its resource owner does, after the
+ * parallel context has stopped the workers.  Without room for a segment
+ * each participant builds its own tables, as a serial node does.
+ *
  * IDENTIFICATION
  *		src/gpujoin.c
  *-------------------------------------------------------------------------
@@ -38,6 +47,7 @@
 
 #include "access/relscan.h"
 #include "access/table.h"
+#include "access/parallel.h"
 #include "access/tableam.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_type.h"
@@ -61,6 +71,7 @@
 #include "pgstat.h"
 #include "rewrite/rewriteManip.h"
 #include "storage/bufmgr.h"
+#include "storage/dsm.h"
 #include "utils/builtins.h"
 #include "utils/datum.h"
 #include "utils/date.h"
@@ -127,9 +138,18 @@ typedef struct GpuJoinDepth
 	TupleTableSlot *slot;		/* a stored inner row */
 	uint32		stored_in_slot; /* which one, or NULL_ROW */
 
-	/* inner rows: the hashed ones first (row i of the table), then extras */
-	MinimalTuple *tuples;
-	Datum	   *keyvals;		/* nkeys per row, for PostgreSQL's operators */
+	/*
+	 * Inner rows: the hashed ones first (row i of the table), then extras.
+	 * Their minimal tuples and key values are in one arena, named by
+	 * offsets, so that they can move whole to a DSM segment that the
+	 * workers of a parallel GpuJoin map (inner_tuple, inner_keyval).
+	 */
+	char	   *arena;
+	uint64		arena_len;
+	uint64		arena_cap;
+	uint64	   *tuples;			/* per row: the offset of its minimal tuple */
+	Datum	   *keyvals;		/* nkeys per row, for PostgreSQL's operators:
+								 * by-value keys, else offsets in the arena */
 	uint32	   *group_head;		/* per hashed row: first row of its key in our chains */
 
 	/* inner columns stored per hashed row (group keys of a fused aggregation) */
@@ -195,7 +215,60 @@ typedef struct GpuJoinState
 
 	uint64		rows_rechecked;
 	uint64		outer_rows;
+
+	/* parallel query: the leader builds the inner tables, workers map them */
+	struct GpuJoinShared *shared;	/* the node's DSM chunk, or NULL */
+	dsm_segment *seg;			/* the segment that holds the inner tables */
+	bool		gpu_task_borrowed;	/* gpu_task is the leader's (never freed here) */
+	int			shared_workers; /* workers that took the leader's tables, or -1 */
+	int			shared_rounds;	/* parallel scans this leader shared tables for */
+	int			leader_builds;	/* of which it built them anew */
 } GpuJoinState;
+
+/*
+ * One depth of the inner tables in their DSM segment (offsets from the
+ * segment's start).
+ */
+typedef struct GpuJoinSharedDepth
+{
+	uint32		nrows;
+	uint32		nextras;
+	bool		values_bad;
+	uint64		tuples_at;
+	uint64		keyvals_at;
+	uint64		group_head_at;
+	uint64		arena_at;
+	uint64		arena_len;
+} GpuJoinSharedDepth;
+
+/* The inner tables in a DSM segment: this header, then the parts. */
+typedef struct GpuJoinSharedTables
+{
+	uint64		total_bytes;
+	int			ndepths;
+	uint64		tables_at;		/* the GxJoinTables block */
+	uint64		table_bytes;
+	GpuJoinSharedDepth depths[GX_JOIN_MAX_DEPTH];
+} GpuJoinSharedTables;
+
+/*
+ * What a parallel GpuJoin's processes share (its DSM chunk, before the
+ * parallel scan's state): the leader builds the inner tables in
+ * InitializeDSMCustomScan, before the workers start, into a segment of
+ * their own, and uploads them once; workers map that segment and use the
+ * leader's device copy.  No segment (no room for one): each participant
+ * builds its own, as without sharing.
+ */
+typedef struct GpuJoinShared
+{
+	bool		has_tables;		/* 'handle' holds the inner tables */
+	dsm_handle	handle;
+	uint32		gpu_task;		/* the leader's device copy, or 0 (CPU engine) */
+	bool		over_limit;		/* the tables exceed gpuext.gpu_memory_limit */
+	pg_atomic_uint32 adopted;	/* workers that took them (EXPLAIN ANALYZE) */
+} GpuJoinShared;
+
+#define GPUJOIN_SHARED_SIZE MAXALIGN(sizeof(GpuJoinShared))
 
 static set_join_pathlist_hook_type prev_set_join_pathlist_hook = NULL;
 static planner_hook_type prev_planner_hook = NULL;
@@ -226,6 +299,7 @@ static Size gpujoin_estimate_dsm(CustomScanState *node, ParallelContext *pcxt);
 static void gpujoin_init_dsm(CustomScanState *node, ParallelContext *pcxt, void *coordinate);
 static void gpujoin_reinit_dsm(CustomScanState *node, ParallelContext *pcxt, void *coordinate);
 static void gpujoin_init_worker(CustomScanState *node, shm_toc *toc, void *coordinate);
+static void gpujoin_shutdown(CustomScanState *node);
 static void gpujoin_explain(CustomScanState *node, List *ancestors, ExplainState *es);
 static const char *jointype_name(int jointype);
 
@@ -249,6 +323,7 @@ static const CustomExecMethods gpujoin_exec_methods = {
 	.InitializeDSMCustomScan = gpujoin_init_dsm,
 	.ReInitializeDSMCustomScan = gpujoin_reinit_dsm,
 	.InitializeWorkerCustomScan = gpujoin_init_worker,
+	.ShutdownCustomScan = gpujoin_shutdown,
 	.ExplainCustomScan = gpujoin_explain,
 };
 
@@ -877,7 +952,11 @@ add_gpujoin_paths(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
 		}
 	}
 
-	/* partial: workers share the outer scan, each builds the inner tables */
+	/*
+	 * partial: workers share the outer scan; the leader builds the inner
+	 * tables for all (the inner plans go to the workers with the plan, and
+	 * run there when no DSM segment can hold the tables: parallel safe)
+	 */
 	if (!inner_path->parallel_safe)
 	{
 		ListCell   *lc;
@@ -1183,6 +1262,7 @@ gpujoin_create_state(CustomScan *cscan)
 
 	gjs->css.methods = &gpujoin_exec_methods;
 	gjs->css.flags = cscan->flags;
+	gjs->shared_workers = -1;
 	gjs->fact_relid = linitial_int(head);
 	gjs->ndepths = lsecond_int(head);
 	gjs->all_quals = list_nth(priv, 1);
@@ -1396,6 +1476,58 @@ grow_array(void *arr, uint32 *cap, uint32 need, Size elem)
 }
 
 /*
+ * Append 'len' bytes to a depth's arena (in the current memory context),
+ * MAXALIGNed: minimal tuples must be.  Returns their offset.
+ */
+static uint64
+arena_put(GpuJoinDepth *jd, const void *data, Size len)
+{
+	uint64		off = MAXALIGN(jd->arena_len);
+	uint64		need = off + len;
+
+	if (need > jd->arena_cap)
+	{
+		uint64		ncap = Max(need, Max(jd->arena_cap * 2, 8192));
+
+		jd->arena = jd->arena ? repalloc_huge(jd->arena, ncap) :
+			MemoryContextAllocHuge(CurrentMemoryContext, ncap);
+		jd->arena_cap = ncap;
+	}
+	memcpy(jd->arena + off, data, len);
+	jd->arena_len = need;
+	return off;
+}
+
+/* Stored inner row r of a depth. */
+static inline MinimalTuple
+inner_tuple(GpuJoinDepth *jd, uint32 r)
+{
+	return (MinimalTuple) (jd->arena + jd->tuples[r]);
+}
+
+/* Key k of stored inner row r of a depth, as a Datum. */
+static inline Datum
+inner_keyval(GpuJoinDepth *jd, uint32 r, int k)
+{
+	Datum		v = jd->keyvals[(Size) r * jd->nkeys + k];
+
+	return jd->inner_typbyval[k] ? v : PointerGetDatum(jd->arena + (uint64) v);
+}
+
+/* Keep the row in a slot in a depth's arena; returns its offset. */
+static uint64
+store_tuple(GpuJoinDepth *jd, TupleTableSlot *slot)
+{
+	bool		shouldfree;
+	MinimalTuple mt = ExecFetchSlotMinimalTuple(slot, &shouldfree);
+	uint64		off = arena_put(jd, mt, mt->t_len);
+
+	if (shouldfree)
+		pfree(mt);
+	return off;
+}
+
+/*
  * For every hashed row, the first row of its key in our chains: the device
  * builds its own chains (in another order) and reports whichever row heads
  * its chain; the host then walks its own chain of that key.
@@ -1486,11 +1618,15 @@ upload_tables(GpuJoinState *gjs)
 	gjs->pipe.depth = 1;
 }
 
+static void move_to_segment(GpuJoinState *gjs);
+
 /*
  * Run the inner plans and build the hash tables.  Rows with a NULL key can
  * never match, so they are not kept.  Rows are stored as minimal tuples
- * with their key Datums (for PostgreSQL's own operators on rechecks);
- * the hashed rows come first, extras (keys the device cannot hold) last.
+ * with their key Datums (for PostgreSQL's own operators on rechecks), in
+ * each depth's arena; the hashed rows come first, extras (keys the device
+ * cannot hold) last.  A parallel leader then moves everything to a DSM
+ * segment for its workers (move_to_segment).
  */
 static void
 build_inner(GpuJoinState *gjs)
@@ -1513,7 +1649,7 @@ build_inner(GpuJoinState *gjs)
 	{
 		GpuJoinDepth *jd = &gjs->depths[d];
 		GxJoinDepth spec;
-		MinimalTuple *etuples = NULL;
+		uint64	   *etuples = NULL;
 		Datum	   *ekeys = NULL;
 		uint32		ecap = 0,
 					ekcap = 0,
@@ -1536,6 +1672,8 @@ build_inner(GpuJoinState *gjs)
 		jd->values_bad = false;
 		jd->tuples = NULL;
 		jd->keyvals = NULL;
+		jd->arena = NULL;
+		jd->arena_len = jd->arena_cap = 0;
 		jd->nrows = jd->nextras = jd->ntuples = 0;
 		jd->cap = 0;
 		jd->stored_in_slot = NULL_ROW;
@@ -1571,17 +1709,22 @@ build_inner(GpuJoinState *gjs)
 					break;
 				if (!jd->inner_typbyval[k] && jd->inner_typlen[k] == -1)
 					v = PointerGetDatum(pg_detoast_datum_packed((struct varlena *) DatumGetPointer(v)));
-				vals[k] = datumCopy(v, jd->inner_typbyval[k], jd->inner_typlen[k]);
-				if (!datum_to_register(jd, k, vals[k], &regs[k]))
+				if (!datum_to_register(jd, k, v, &regs[k]))
 					hashable = false;
+				/* a by-reference key: its bytes in the arena (inner_keyval) */
+				if (jd->inner_typbyval[k])
+					vals[k] = v;
+				else
+					vals[k] = (Datum) arena_put(jd, DatumGetPointer(v),
+												datumGetSize(v, false, jd->inner_typlen[k]));
 			}
 			if (isnull)
 				continue;		/* a NULL key matches nothing */
 			if (!hashable)
 			{
-				etuples = grow_array(etuples, &ecap, jd->nextras + 1, sizeof(MinimalTuple));
+				etuples = grow_array(etuples, &ecap, jd->nextras + 1, sizeof(uint64));
 				ekeys = grow_array(ekeys, &ekcap, (jd->nextras + 1) * jd->nkeys, sizeof(Datum));
-				etuples[jd->nextras] = ExecCopySlotMinimalTuple(slot);
+				etuples[jd->nextras] = store_tuple(jd, slot);
 				memcpy(&ekeys[jd->nextras * jd->nkeys], vals, sizeof(Datum) * jd->nkeys);
 				jd->nextras++;
 				continue;
@@ -1590,9 +1733,9 @@ build_inner(GpuJoinState *gjs)
 				ereport(ERROR,
 						(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 						 errmsg("too many inner rows for a GPU hash join")));
-			jd->tuples = grow_array(jd->tuples, &tcap, jd->nrows + 1, sizeof(MinimalTuple));
+			jd->tuples = grow_array(jd->tuples, &tcap, jd->nrows + 1, sizeof(uint64));
 			jd->keyvals = grow_array(jd->keyvals, &kcap, (jd->nrows + 1) * jd->nkeys, sizeof(Datum));
-			jd->tuples[jd->nrows] = ExecCopySlotMinimalTuple(slot);
+			jd->tuples[jd->nrows] = store_tuple(jd, slot);
 			memcpy(&jd->keyvals[jd->nrows * jd->nkeys], vals, sizeof(Datum) * jd->nkeys);
 			nw = gx_join_nwords(&spec, regs);
 			words[d] = grow_array(words[d], &wcap, (uint32) (wlen + nw), sizeof(uint64));
@@ -1623,9 +1766,9 @@ build_inner(GpuJoinState *gjs)
 		jd->ntuples = jd->nrows + jd->nextras;
 		if (jd->nextras > 0)
 		{
-			jd->tuples = grow_array(jd->tuples, &tcap, jd->ntuples, sizeof(MinimalTuple));
+			jd->tuples = grow_array(jd->tuples, &tcap, jd->ntuples, sizeof(uint64));
 			jd->keyvals = grow_array(jd->keyvals, &kcap, jd->ntuples * jd->nkeys, sizeof(Datum));
-			memcpy(&jd->tuples[jd->nrows], etuples, sizeof(MinimalTuple) * jd->nextras);
+			memcpy(&jd->tuples[jd->nrows], etuples, sizeof(uint64) * jd->nextras);
 			memcpy(&jd->keyvals[jd->nrows * jd->nkeys], ekeys, sizeof(Datum) * jd->nextras * jd->nkeys);
 		}
 		ResetExprContext(econtext);
@@ -1713,12 +1856,119 @@ build_inner(GpuJoinState *gjs)
 	gjs->table_bytes = total;
 	gjs->over_limit = gpuext_gpu_memory_limit_mb > 0 &&
 		total > (uint64) gpuext_gpu_memory_limit_mb * 1024 * 1024;
+	set_group_heads(gjs);
+	/* a parallel leader: the tables move to a segment its workers map */
+	if (gjs->shared != NULL && !IsParallelWorker())
+		move_to_segment(gjs);
 	gjs->table_id = gx_cpu_table_register(gjs->tables, gjs->inner_cxt);
 	gjs->pipe.task_id = gjs->table_id;
 	gjs->inner_built = true;
-	set_group_heads(gjs);
 	if (gjs->pipe_started && gjs->pipe.engine.use_gpu)
 		upload_tables(gjs);
+}
+
+/*
+ * Point the depths at the inner tables held in DSM segment 'seg' (by the
+ * leader's move_to_segment): the same per-row code then reads them in
+ * every participant.
+ */
+static void
+map_segment(GpuJoinState *gjs, dsm_segment *seg)
+{
+	char	   *base = dsm_segment_address(seg);
+	GpuJoinSharedTables *hdr = (GpuJoinSharedTables *) base;
+
+	gjs->seg = seg;
+	gjs->tables = (GxJoinTables *) (base + hdr->tables_at);
+	gjs->table_bytes = hdr->table_bytes;
+	for (int d = 0; d < gjs->ndepths; d++)
+	{
+		GpuJoinDepth *jd = &gjs->depths[d];
+		GpuJoinSharedDepth *sd = &hdr->depths[d];
+
+		ExecClearTuple(jd->slot);
+		jd->stored_in_slot = NULL_ROW;
+		jd->nrows = sd->nrows;
+		jd->nextras = sd->nextras;
+		jd->ntuples = sd->nrows + sd->nextras;
+		jd->values_bad = sd->values_bad;
+		jd->tuples = (uint64 *) (base + sd->tuples_at);
+		jd->keyvals = (Datum *) (base + sd->keyvals_at);
+		jd->group_head = (uint32 *) (base + sd->group_head_at);
+		jd->arena = base + sd->arena_at;
+		jd->arena_len = jd->arena_cap = sd->arena_len;
+		jd->matches = NULL;
+		jd->mcap = 0;
+	}
+}
+
+/*
+ * A parallel leader's inner tables, just built in backend memory, move to
+ * a DSM segment of their own (the node's DSM chunk is sized before they
+ * exist), which the leader then uses as its workers do.  Without room for
+ * one they stay where they are, and each worker builds its own.
+ */
+static void
+move_to_segment(GpuJoinState *gjs)
+{
+	GpuJoinSharedTables hdr;
+	uint64		at = TYPEALIGN(64, sizeof(GpuJoinSharedTables));
+	dsm_segment *seg;
+	char	   *base;
+
+	memset(&hdr, 0, sizeof(hdr));
+	hdr.ndepths = gjs->ndepths;
+	hdr.tables_at = at;
+	hdr.table_bytes = gjs->table_bytes;
+	at += gjs->table_bytes;
+	for (int d = 0; d < gjs->ndepths; d++)
+	{
+		GpuJoinDepth *jd = &gjs->depths[d];
+		GpuJoinSharedDepth *sd = &hdr.depths[d];
+
+		sd->nrows = jd->nrows;
+		sd->nextras = jd->nextras;
+		sd->values_bad = jd->values_bad;
+		sd->tuples_at = at = TYPEALIGN(64, at);
+		at += (uint64) jd->ntuples * sizeof(uint64);
+		sd->keyvals_at = at = MAXALIGN(at);
+		at += (uint64) jd->ntuples * jd->nkeys * sizeof(Datum);
+		sd->group_head_at = at = MAXALIGN(at);
+		at += (uint64) jd->nrows * sizeof(uint32);
+		sd->arena_at = at = TYPEALIGN(64, at);
+		sd->arena_len = jd->arena_len;
+		at += jd->arena_len;
+	}
+	hdr.total_bytes = at;
+	if (gpuext_debug_inject_fault == GX_FAULT_NO_DSM || !gx_dsm_has_room(at) ||
+		(seg = dsm_create(at, DSM_CREATE_NULL_IF_MAXSEGMENTS)) == NULL)
+	{
+		elog(DEBUG1, "gpuext: no DSM segment of " UINT64_FORMAT " bytes for GpuJoin's inner tables: each participant builds its own",
+			 at);
+		return;
+	}
+	base = dsm_segment_address(seg);
+	memcpy(base, &hdr, sizeof(hdr));
+	memcpy(base + hdr.tables_at, gjs->tables, gjs->table_bytes);
+	for (int d = 0; d < gjs->ndepths; d++)
+	{
+		GpuJoinDepth *jd = &gjs->depths[d];
+		GpuJoinSharedDepth *sd = &hdr.depths[d];
+
+		if (jd->ntuples > 0)
+		{
+			memcpy(base + sd->tuples_at, jd->tuples, (Size) jd->ntuples * sizeof(uint64));
+			memcpy(base + sd->keyvals_at, jd->keyvals,
+				   (Size) jd->ntuples * jd->nkeys * sizeof(Datum));
+		}
+		if (jd->nrows > 0)
+			memcpy(base + sd->group_head_at, jd->group_head, (Size) jd->nrows * sizeof(uint32));
+		if (jd->arena_len > 0)
+			memcpy(base + sd->arena_at, jd->arena, jd->arena_len);
+	}
+	/* the backend's copy goes */
+	MemoryContextReset(gjs->inner_cxt);
+	map_segment(gjs, seg);
 }
 
 /* Drop the inner tables (end, or a rescan with new parameter values). */
@@ -1728,9 +1978,11 @@ drop_inner(GpuJoinState *gjs)
 	if (gjs->table_id != 0)
 		gx_cpu_table_unregister(gjs->table_id, gjs->tables);
 	gjs->table_id = 0;
-	if (gjs->gpu_task != 0)
+	/* (a worker's borrowed device copy is the leader's to free) */
+	if (gjs->gpu_task != 0 && !gjs->gpu_task_borrowed)
 		gx_task_destroy(gjs->gpu_task);
 	gjs->gpu_task = 0;
+	gjs->gpu_task_borrowed = false;
 	gjs->pipe.task_id = 0;
 	gjs->tables = NULL;
 	for (int d = 0; d < gjs->ndepths; d++)
@@ -1741,10 +1993,17 @@ drop_inner(GpuJoinState *gjs)
 		jd->stored_in_slot = NULL_ROW;
 		jd->tuples = NULL;
 		jd->keyvals = NULL;
+		jd->group_head = NULL;
+		jd->arena = NULL;
+		jd->arena_len = jd->arena_cap = 0;
 		jd->nrows = jd->nextras = jd->ntuples = 0;
 		jd->matches = NULL;
 		jd->mcap = 0;
 	}
+	/* the segment goes when its last process detaches */
+	if (gjs->seg != NULL)
+		dsm_detach(gjs->seg);
+	gjs->seg = NULL;
 	if (gjs->inner_cxt)
 		MemoryContextReset(gjs->inner_cxt);
 	gjs->inner_built = false;
@@ -1867,7 +2126,7 @@ host_match(GpuJoinDepth *jd, uint32 r, Datum *ovals)
 	for (int k = 0; k < jd->nkeys; k++)
 	{
 		Datum		res = FunctionCall2Coll(&jd->eqfn[k], jd->collation[k], ovals[k],
-											jd->keyvals[(Size) r * jd->nkeys + k]);
+											inner_keyval(jd, r, k));
 
 		if (!DatumGetBool(res))
 			return false;
@@ -1972,7 +2231,7 @@ form_joined_row(GpuJoinState *gjs)
 			}
 			if (jd->stored_in_slot != r)
 			{
-				ExecStoreMinimalTuple(jd->tuples[r], jd->slot, false);
+				ExecStoreMinimalTuple(inner_tuple(jd, r), jd->slot, false);
 				jd->stored_in_slot = r;
 			}
 			slot->tts_values[i] = slot_getattr(jd->slot, gjs->src_attno[i], &slot->tts_isnull[i]);
@@ -2133,7 +2392,10 @@ gpujoin_end(CustomScanState *node)
 
 /*
  * Rescan: the outer scan starts over; the inner tables are kept unless a
- * parameter changed (then the inner plans run again).
+ * parameter of an inner plan changed (then they run again), as
+ * PostgreSQL's hash join does.  A parallel leader's inner tables are
+ * ReInitializeDSMCustomScan's to keep or rebuild: that runs before the
+ * workers start, and (Gather's rescan parameter) before this.
  */
 static void
 gpujoin_rescan(CustomScanState *node)
@@ -2143,39 +2405,174 @@ gpujoin_rescan(CustomScanState *node)
 	finish_current(gjs);
 	gx_pipeline_reset(&gjs->pipe);
 	gjs->program_built = false;
+	if (gjs->shared != NULL && !IsParallelWorker())
+		return;
 	if (node->ss.ps.chgParam != NULL)
 	{
+		bool		changed = false;
 		ListCell   *lc;
 
-		if (gjs->inner_built)
-			drop_inner(gjs);
 		/* the inner plans rescan themselves when read again */
 		foreach(lc, node->custom_ps)
-			UpdateChangedParamSet((PlanState *) lfirst(lc), node->ss.ps.chgParam);
+		{
+			PlanState  *child = (PlanState *) lfirst(lc);
+
+			UpdateChangedParamSet(child, node->ss.ps.chgParam);
+			if (child->chgParam != NULL)
+				changed = true;
+		}
+		if (changed && gjs->inner_built)
+			drop_inner(gjs);
 	}
 }
 
 static Size
 gpujoin_estimate_dsm(CustomScanState *node, ParallelContext *pcxt)
 {
-	return table_block_parallelscan_estimate(node->ss.ss_currentRelation);
+	return GPUJOIN_SHARED_SIZE + table_block_parallelscan_estimate(node->ss.ss_currentRelation);
+}
+
+/*
+ * The parallel leader, before its workers start: build the inner tables
+ * (unless those of the previous scan still hold), in a DSM segment, and
+ * on the GPU upload them, once for every participant; describe them in
+ * the node's DSM chunk.  An error here (an inner plan's, or building) is
+ * the query's, before any worker runs.
+ */
+static void
+share_inner(GpuJoinState *gjs)
+{
+	GpuJoinShared *sh = gjs->shared;
+
+	sh->has_tables = false;
+	sh->handle = 0;
+	sh->gpu_task = 0;
+	sh->over_limit = false;
+	pg_atomic_init_u32(&sh->adopted, 0);
+	gjs->shared_rounds++;
+	if (!gjs->pipe_started)
+		return;
+	if (!gjs->inner_built)
+	{
+		gjs->outer_empty = RelationGetNumberOfBlocks(gjs->css.ss.ss_currentRelation) == 0;
+		build_inner(gjs);
+		gjs->leader_builds++;
+	}
+	if (gjs->seg == NULL)
+		return;					/* no room: each worker builds its own */
+	sh->handle = dsm_segment_handle(gjs->seg);
+	sh->gpu_task = gjs->gpu_task;
+	sh->over_limit = gjs->over_limit;
+	sh->has_tables = true;
+}
+
+/*
+ * Could the inner plans return other rows in another scan?  Only if they
+ * depend on a parameter (of an outer query level, an InitPlan's): the
+ * changed ones are not known yet when ReInitializeDSMCustomScan runs.
+ */
+static bool
+inner_may_change(GpuJoinState *gjs)
+{
+	ListCell   *lc;
+
+	foreach(lc, gjs->css.custom_ps)
+	{
+		PlanState  *child = (PlanState *) lfirst(lc);
+
+		if (!bms_is_empty(child->plan->allParam) || child->chgParam != NULL)
+			return true;
+	}
+	return false;
 }
 
 static void
 gpujoin_init_dsm(CustomScanState *node, ParallelContext *pcxt, void *coordinate)
 {
 	GpuJoinState *gjs = (GpuJoinState *) node;
-	ParallelBlockTableScanDesc pscan = coordinate;
+	ParallelBlockTableScanDesc pscan =
+		(ParallelBlockTableScanDesc) ((char *) coordinate + GPUJOIN_SHARED_SIZE);
 
 	table_block_parallelscan_initialize(node->ss.ss_currentRelation, (ParallelTableScanDesc) pscan);
 	gjs->pipe.pscan = pscan;
+	gjs->shared = (GpuJoinShared *) coordinate;
+	share_inner(gjs);
 }
 
+/*
+ * ReInitializeDSMCustomScan (the leader, the workers of the previous scan
+ * done): the tables are rebuilt if an inner plan may now return other
+ * rows, then shared again.
+ */
 static void
 gpujoin_reinit_dsm(CustomScanState *node, ParallelContext *pcxt, void *coordinate)
 {
+	GpuJoinState *gjs = (GpuJoinState *) node;
+	ParallelBlockTableScanDesc pscan =
+		(ParallelBlockTableScanDesc) ((char *) coordinate + GPUJOIN_SHARED_SIZE);
+
 	table_block_parallelscan_reinitialize(node->ss.ss_currentRelation,
-										  (ParallelTableScanDesc) coordinate);
+										  (ParallelTableScanDesc) pscan);
+	gjs->pipe.pscan = pscan;
+	gjs->shared = (GpuJoinShared *) coordinate;
+	if (gjs->inner_built && inner_may_change(gjs))
+	{
+		ListCell   *lc;
+
+		drop_inner(gjs);
+		foreach(lc, node->custom_ps)
+			ExecReScan((PlanState *) lfirst(lc));
+	}
+	share_inner(gjs);
+}
+
+/*
+ * A worker: map the leader's inner tables and use its device copy (the
+ * leader frees both, after every worker is done).  Where the leader's
+ * tables stayed in host memory, so do this worker's batches: the CPU
+ * engine.  False when there is nothing to map: the worker then builds its
+ * own at its first batch.
+ */
+static bool
+adopt_inner(GpuJoinState *gjs)
+{
+	GpuJoinShared *sh = gjs->shared;
+	dsm_segment *seg;
+	GpuJoinSharedTables *hdr;
+
+	if (!sh->has_tables || !gjs->pipe_started)
+		return false;
+	seg = dsm_attach(sh->handle);
+	if (seg == NULL)
+		return false;
+	hdr = (GpuJoinSharedTables *) dsm_segment_address(seg);
+	if (dsm_segment_map_length(seg) < sizeof(GpuJoinSharedTables) ||
+		hdr->ndepths != gjs->ndepths || hdr->total_bytes > dsm_segment_map_length(seg))
+	{
+		dsm_detach(seg);
+		return false;
+	}
+	map_segment(gjs, seg);
+	gjs->over_limit = sh->over_limit;
+	gjs->table_id = gx_cpu_table_register(gjs->tables, gjs->inner_cxt);
+	gjs->pipe.task_id = gjs->table_id;
+	gjs->inner_built = true;
+	if (gjs->pipe.engine.use_gpu)
+	{
+		if (sh->gpu_task != 0)
+		{
+			gjs->gpu_task = sh->gpu_task;
+			gjs->gpu_task_borrowed = true;
+			gjs->pipe.task_id = gjs->gpu_task;
+		}
+		else
+		{
+			gx_engine_start_with_mode(&gjs->pipe.engine, GPUEXT_DEVICE_CPU);
+			gjs->pipe.depth = 1;
+		}
+	}
+	pg_atomic_fetch_add_u32(&sh->adopted, 1);
+	return true;
 }
 
 static void
@@ -2183,7 +2580,26 @@ gpujoin_init_worker(CustomScanState *node, shm_toc *toc, void *coordinate)
 {
 	GpuJoinState *gjs = (GpuJoinState *) node;
 
-	gjs->pipe.pscan = coordinate;
+	gjs->shared = (GpuJoinShared *) coordinate;
+	gjs->pipe.pscan = (ParallelBlockTableScanDesc) ((char *) coordinate + GPUJOIN_SHARED_SIZE);
+	(void) adopt_inner(gjs);
+}
+
+/*
+ * ShutdownCustomScan: the leader notes for EXPLAIN ANALYZE how many
+ * workers took its tables, before the DSM chunk goes.
+ */
+static void
+gpujoin_shutdown(CustomScanState *node)
+{
+	GpuJoinState *gjs = (GpuJoinState *) node;
+
+	if (gjs->shared != NULL && !IsParallelWorker())
+	{
+		gjs->shared_workers = gjs->shared->has_tables ?
+			(int) pg_atomic_read_u32(&gjs->shared->adopted) : -2;
+		gjs->shared = NULL;
+	}
 }
 
 /* EXPLAIN lines of every depth: join type and keys, rows with ANALYZE. */
@@ -2209,6 +2625,28 @@ explain_depths(GpuJoinState *gjs, List *context, int rtoffset, bool show_rows,
 			ExplainPropertyInteger(label, NULL, jd->rows_out, es);
 		}
 	}
+}
+
+/*
+ * EXPLAIN ANALYZE of a parallel leader: who built the inner tables (the
+ * leader, once for all participants, or each participant when no DSM
+ * segment could hold them), and with rescans how many times.
+ */
+static void
+explain_inner_build(GpuJoinState *gjs, ExplainState *es)
+{
+	if (gjs->shared_workers == -1)
+		return;
+	if (gjs->shared_workers >= 0)
+		ExplainPropertyText("Inner Build",
+							psprintf("leader, shared with %d worker%s", gjs->shared_workers,
+									 gjs->shared_workers == 1 ? "" : "s"), es);
+	else
+		ExplainPropertyText("Inner Build", "each participant (no DSM segment for them)", es);
+	if (gjs->shared_rounds > 1)
+		ExplainPropertyText("Inner Builds by Leader",
+							psprintf("%d in %d parallel scans", gjs->leader_builds,
+									 gjs->shared_rounds), es);
 }
 
 static const char *
@@ -2277,6 +2715,7 @@ gpujoin_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 		gx_pipeline_explain_cache(&gjs->pipe, true, es);
 		if (gjs->over_limit)
 			ExplainPropertyText("Inner Tables", "in host memory (over gpuext.gpu_memory_limit)", es);
+		explain_inner_build(gjs, es);
 		if (!gpuext_regression_test_mode)
 		{
 			ExplainPropertyInteger("Inner Table Bytes", NULL, gjs->table_bytes, es);

@@ -16,7 +16,7 @@
  * of each building one (the mirror is position-independent): the first
  * time a mirror is shared (ptree_mirror_share), it moves to a DSM segment
  * of its own, mapped for the backend's life, where the server's dynamic
- * shared memory has room for it (ptree_mirror_dsm_ok), and the workers
+ * shared memory has room for it (gx_dsm_has_room), and the workers
  * map that (ptree_mirror_adopt).  Only mirrors that are shared take DSM
  * segments (a system-wide resource).  The segment starts with the
  * mirror's identity (PtreeMirrorKey), which a worker checks.
@@ -27,12 +27,9 @@
  */
 #include "postgres.h"
 
-#include <sys/statvfs.h>
-
 #include "catalog/pg_type.h"
 #include "miscadmin.h"
 #include "storage/dsm.h"
-#include "storage/dsm_impl.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 
@@ -75,33 +72,6 @@ ptree_mirror_key(Relation index, const PtreeMetaData *meta, PtreeMirrorKey *key)
 	key->max_gen = meta->max_gen;
 	key->merges = meta->merges;
 	key->main_tids = meta->main_tids;
-}
-
-/*
- * Can a mirror take a DSM segment of 'bytes'?  Only in a backend
- * under the postmaster, with POSIX segments (on Linux, files in /dev/shm)
- * or mmap ones (files in the data directory's pg_dynshmem), and with room
- * for it twice over where their files go: a full /dev/shm (a container's
- * default is small) would fail the query, when the workers can as well
- * build their own mirrors.  Not System V segments, which have a
- * system-wide size limit.
- */
-static bool
-ptree_mirror_dsm_ok(Size bytes)
-{
-	const char *dir = NULL;
-	struct statvfs st;
-
-	if (!IsUnderPostmaster)
-		return false;
-	if (dynamic_shared_memory_type == DSM_IMPL_MMAP)
-		dir = PG_DYNSHMEM_DIR;	/* the backend runs in the data directory */
-#ifdef __linux__
-	else if (dynamic_shared_memory_type == DSM_IMPL_POSIX)
-		dir = "/dev/shm";
-#endif
-	return dir != NULL && statvfs(dir, &st) == 0 &&
-		(double) st.f_bavail * st.f_frsize >= 2.0 * (double) bytes;
 }
 
 /* Free a mirror: its DSM segment (shared or adopted), or local memory */
@@ -605,7 +575,7 @@ ptree_mirror_share(Relation index, PtreeMirrorKey *key, dsm_handle *handle)
 			dsm_segment *seg;
 			GxPtreeMirror *moved;
 
-			if (!ptree_mirror_dsm_ok(bytes) ||
+			if (!gx_dsm_has_room(bytes) ||
 				(seg = dsm_create(bytes, DSM_CREATE_NULL_IF_MAXSEGMENTS)) == NULL)
 				return false;
 			dsm_pin_mapping(seg);

@@ -9,8 +9,11 @@
  */
 #include "gpuext.h"
 
+#include <sys/statvfs.h>
+
 #include "access/twophase.h"
 #include "miscadmin.h"
+#include "storage/dsm_impl.h"
 #include "storage/ipc.h"
 #include "storage/proc.h"
 #include "storage/shmem.h"
@@ -180,4 +183,32 @@ gx_service_state_name(int state)
 			return "stopped";
 	}
 	return "unknown";
+}
+
+/*
+ * Can a DSM segment of 'bytes' be made for data a parallel query's
+ * processes share (a gpuext_ptree mirror, a GpuJoin's inner tables)?
+ * Only in a backend under the postmaster, with POSIX segments (on Linux,
+ * files in /dev/shm) or mmap ones (files in the data directory's
+ * pg_dynshmem), and with room for it twice over where their files go: a
+ * full /dev/shm (a container's default is small) would fail the query,
+ * when each participant can as well build its own copy.  Not System V
+ * segments, which have a system-wide size limit.
+ */
+bool
+gx_dsm_has_room(Size bytes)
+{
+	const char *dir = NULL;
+	struct statvfs st;
+
+	if (!IsUnderPostmaster)
+		return false;
+	if (dynamic_shared_memory_type == DSM_IMPL_MMAP)
+		dir = PG_DYNSHMEM_DIR;	/* the backend runs in the data directory */
+#ifdef __linux__
+	else if (dynamic_shared_memory_type == DSM_IMPL_POSIX)
+		dir = "/dev/shm";
+#endif
+	return dir != NULL && statvfs(dir, &st) == 0 &&
+		(double) st.f_bavail * st.f_frsize >= 2.0 * (double) bytes;
 }

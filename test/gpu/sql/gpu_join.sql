@@ -80,15 +80,32 @@ SET gpuext.force_offload = on;
 SELECT line FROM (SELECT btrim(l) AS line FROM gjg_explain_lines(
   'SELECT d.name, count(*) FROM gjg_fact f JOIN gjg_d1 d ON f.a = d.k GROUP BY d.name') l) s
  WHERE line LIKE 'Result From%';
--- in parallel: each participant builds its inner tables, probes its share
--- of the pages and adds to the one device group table; the last returns it
+-- in parallel: the leader builds and uploads the inner tables once, before
+-- its workers start; each participant probes its share of the pages with
+-- that device copy and adds to the one device group table; the last
+-- returns it
 SET max_parallel_workers_per_gather = 4;
 SET parallel_setup_cost = 10;
 SET min_parallel_table_scan_size = 0;
 SELECT gjg_diff('SELECT d.name, count(*), sum(f.b) FROM gjg_fact f JOIN gjg_d1 d ON f.a = d.k GROUP BY d.name');
-SELECT bool_or(line LIKE '%Parallel Custom Scan (GpuAgg)%') AS parallel_gpuagg
+SELECT bool_or(line ~ '^Inner Build: leader, shared with [0-9]+ workers?$') AS built_once
   FROM (SELECT btrim(l) AS line FROM gjg_explain_lines(
     'SELECT d.name, count(*) FROM gjg_fact f JOIN gjg_d1 d ON f.a = d.k GROUP BY d.name') l) s;
+-- a parallel GpuJoin (no aggregation): the workers map the leader's
+-- tables and use its device copy, with and without the leader taking part
+SET gpuext.enable_gpuagg = off;
+SELECT gpu_batches AS gpu_before, fallbacks AS fallbacks_before FROM gpuext_status() \gset
+SELECT gjg_diff('SELECT f.id, d1.name, d2.v FROM gjg_fact f JOIN gjg_d1 d1 ON f.a = d1.k JOIN gjg_d2 d2 ON f.b = d2.k AND f.c = d2.c');
+SELECT bool_or(line ~ '^Inner Build: leader, shared with [0-9]+ workers?$') AS built_once
+  FROM (SELECT btrim(l) AS line FROM gjg_explain_lines(
+    'SELECT f.id, d.name FROM gjg_fact f JOIN gjg_d1 d ON f.a = d.k') l) s;
+SET parallel_leader_participation = off;
+SELECT gjg_diff('SELECT f.id, d.label FROM gjg_fact f JOIN gjg_dn d ON f.n = d.n');
+SELECT gjg_diff('SELECT f.id, b.v FROM gjg_fact f JOIN gjg_big b ON f.id = b.k');
+RESET parallel_leader_participation;
+SELECT gpu_batches > :gpu_before AS ran_on_gpu, fallbacks = :fallbacks_before AS no_fallback
+  FROM gpuext_status();
+RESET gpuext.enable_gpuagg;
 RESET max_parallel_workers_per_gather;
 RESET parallel_setup_cost;
 RESET min_parallel_table_scan_size;
