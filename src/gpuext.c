@@ -134,8 +134,8 @@ define_gucs(void)
 							 &gpuext_enable_cache, true,
 							 PGC_USERSET, 0, NULL, NULL, NULL);
 	DefineCustomBoolVariable("gpuext.cache_gpu",
-							 "Lets GpuScans on the GPU read column caches (a device copy).",
-							 "Off: only the CPU engine reads them; GPU scans read heap pages.",
+							 "Lets GpuScan, GpuJoin and GpuAgg on the GPU read column caches (a device copy).",
+							 "Off: only the CPU engine reads them; on the GPU they read heap pages.",
 							 &gpuext_cache_gpu, false,
 							 PGC_USERSET, 0, NULL, NULL, NULL);
 	DefineCustomIntVariable("gpuext.cache_memory_limit",
