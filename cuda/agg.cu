@@ -62,23 +62,13 @@ agg_kernel(GxBatch *batch, const unsigned char *pages, const GxProgram *__restri
 	for (uint32_t p = blockIdx.x; p < npages; p += gridDim.x)
 	{
 		GxPageRef	ref = refs[p];
-		const GxCcPage *pg = NULL;
-		uint32_t	nrows = ref.nline;
+		const GxCcPage *pg;
+		int64_t		n = gx_page_rows(batch, &ref, CACHED, cc, page, pages, &pg);
+		uint32_t	nrows;
 
-		if (CACHED && (ref.flags & GX_PAGE_CACHED))
-		{
-			/* a column cache page: rows from the cache's columns, no page */
-			if (cc == NULL)
-			{
-				if (threadIdx.x == 0)
-					batch->kernel_error = GX_KERR_NO_TASK;
-				continue;
-			}
-			pg = &gx_cc_pages(cc)[ref.buf_id];
-			nrows = pg->nrows;
-		}
-		else
-			gx_load_page(page, pages + (size_t) ref.buf_id * GX_BLCKSZ);
+		if (n < 0)
+			continue;
+		nrows = (uint32_t) n;
 		for (uint32_t i = threadIdx.x; i < nrows; i += blockDim.x)
 		{
 			int			rc = (CACHED && pg) ? gx_scan_cached_row(prog, cc, pg->row_start + i, regs) :

@@ -92,6 +92,35 @@ gx_cached_page_rows(const GxColCache *cc, const GxPageRef *ref, uint32_t *pass,
 	__syncthreads();			/* the bitmaps are reused */
 }
 
+/*
+ * The rows an aggregating kernel walks on one page of its batch: a column
+ * cache page (GX_PAGE_CACHED, only in a kernel built for them, 'cached')
+ * gives its cache rows (*pg set, no page read), any other page is copied
+ * into shared memory and gives its line pointers (*pg NULL).  Returns the
+ * number of rows, or -1 when a cache page comes without the cache (the
+ * batch is flagged malformed; skip the page).  Every thread of the block
+ * calls it (it may end with a barrier).
+ */
+__device__ __forceinline__ int64_t
+gx_page_rows(GxBatch *batch, const GxPageRef *ref, bool cached, const GxColCache *cc,
+			 uint4 *page, const unsigned char *pages, const GxCcPage **pg)
+{
+	*pg = NULL;
+	if (cached && (ref->flags & GX_PAGE_CACHED))
+	{
+		if (cc == NULL)
+		{
+			if (threadIdx.x == 0)
+				batch->kernel_error = GX_KERR_NO_TASK;
+			return -1;
+		}
+		*pg = &gx_cc_pages(cc)[ref->buf_id];
+		return (*pg)->nrows;
+	}
+	gx_load_page(page, pages + (size_t) ref->buf_id * GX_BLCKSZ);
+	return ref->nline;
+}
+
 /* nanoseconds of the device's global timer */
 __device__ __forceinline__ uint64_t
 gx_globaltimer(void)

@@ -72,6 +72,15 @@ cpu_sleep(GxBatch *batch)
 
 static void *cpu_table_of(uint64 id);
 
+/* The cache page a batch's GX_PAGE_CACHED reference names, checked */
+static const GxCcPage *
+cpu_cached_page(const GxColCache *cc, const GxPageRef *ref)
+{
+	if (cc == NULL || ref->buf_id >= cc->npages)
+		elog(ERROR, "gpuext: malformed cached page reference");
+	return &gx_cc_pages(cc)[ref->buf_id];
+}
+
 /*
  * GX_REQ_SCAN: run the device program over every tuple of the batch; the
  * rows of cached pages come from the column cache registered under the
@@ -101,9 +110,7 @@ cpu_scan(GxBatch *batch)
 			const GxCcPage *pg;
 			const uint16_t *offsets;
 
-			if (cc == NULL || refs[p].buf_id >= cc->npages)
-				elog(ERROR, "gpuext: malformed cached page reference");
-			pg = &gx_cc_pages(cc)[refs[p].buf_id];
+			pg = cpu_cached_page(cc, &refs[p]);
 			offsets = gx_cc_offsets(cc);
 			for (uint64 row = pg->row_start; row < pg->row_start + pg->nrows; row++)
 			{
@@ -255,9 +262,7 @@ cpu_agg(GxBatch *batch)
 			/* a cached page: the same program and groups over its rows' columns */
 			const GxCcPage *pg;
 
-			if (cc == NULL || refs[p].buf_id >= cc->npages)
-				elog(ERROR, "gpuext: malformed cached page reference");
-			pg = &gx_cc_pages(cc)[refs[p].buf_id];
+			pg = cpu_cached_page(cc, &refs[p]);
 			for (uint64 row = pg->row_start; row < pg->row_start + pg->nrows; row++)
 			{
 				int			rc = jtables ?
@@ -328,9 +333,7 @@ cpu_join(GxBatch *batch)
 			const GxCcPage *pg;
 			const uint16_t *offsets;
 
-			if (cc == NULL || refs[p].buf_id >= cc->npages)
-				elog(ERROR, "gpuext: malformed cached page reference");
-			pg = &gx_cc_pages(cc)[refs[p].buf_id];
+			pg = cpu_cached_page(cc, &refs[p]);
 			offsets = gx_cc_offsets(cc);
 			for (uint64 row = pg->row_start; row < pg->row_start + pg->nrows; row++)
 			{
