@@ -325,3 +325,27 @@ REVOKE ALL ON SCHEMA public FROM gx_cc_other;
 DROP ROLE gx_cc_other;
 DROP VIEW gx_caches;
 DROP FUNCTION gx_cached_pages(text);
+
+-- a dropped database's caches go too: DROP DATABASE fires no sql_drop
+-- event trigger, and nobody can connect there to drop them, so they must
+-- not keep their memory (counted against gpuext.cache_memory_limit)
+\set regdb :DBNAME
+CREATE DATABASE gx_cc_gone_db;
+\c gx_cc_gone_db
+SET synchronous_commit = on;
+CREATE EXTENSION gpuext;
+CREATE TABLE cc_big (a int8);
+INSERT INTO cc_big SELECT generate_series(1, 60000);
+VACUUM cc_big;
+SELECT gpuext_cache_enable('cc_big') > 0 AS cached;
+\c :regdb
+DROP DATABASE gx_cc_gone_db WITH (FORCE);
+SET synchronous_commit = on;
+CREATE TABLE cc_big (a int8);
+INSERT INTO cc_big SELECT generate_series(1, 60000);
+VACUUM cc_big;
+SET gpuext.cache_memory_limit = '1MB';
+SELECT gpuext_cache_enable('cc_big') > 0 AS cached;
+RESET gpuext.cache_memory_limit;
+SELECT gpuext_cache_drop('cc_big');
+DROP TABLE cc_big;

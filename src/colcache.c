@@ -249,6 +249,47 @@ free_entry(CcEntry *e)
 	e->generation = 0;
 }
 
+/*
+ * Free the caches of databases that no longer exist.  DROP DATABASE fires
+ * no sql_drop event trigger and nobody can connect there to drop them, so
+ * without this they would keep their memory (counted against
+ * gpuext.cache_memory_limit) and registry slots until a restart.  The
+ * catalog is read outside the registry lock; an entry is freed only if it
+ * still has the generation seen.
+ */
+static void
+forget_dropped_databases(void)
+{
+	Oid			dbids[CC_MAX_RELS];
+	uint64		gens[CC_MAX_RELS];
+	int			n = 0;
+	int			ngone = 0;
+
+	LWLockAcquire(cc_shared->lock, LW_SHARED);
+	for (int i = 0; i < CC_MAX_RELS; i++)
+	{
+		CcEntry    *e = &cc_shared->entries[i];
+
+		if (e->used && e->dbid != MyDatabaseId)
+		{
+			dbids[n] = e->dbid;
+			gens[n++] = e->generation;
+		}
+	}
+	LWLockRelease(cc_shared->lock);
+	for (int i = 0; i < n; i++)
+		if (!SearchSysCacheExists1(DATABASEOID, ObjectIdGetDatum(dbids[i])))
+			gens[ngone++] = gens[i];
+	if (ngone == 0)
+		return;
+	LWLockAcquire(cc_shared->lock, LW_EXCLUSIVE);
+	for (int i = 0; i < CC_MAX_RELS; i++)
+		for (int g = 0; g < ngone; g++)
+			if (cc_shared->entries[i].used && cc_shared->entries[i].generation == gens[g])
+				free_entry(&cc_shared->entries[i]);
+	LWLockRelease(cc_shared->lock);
+}
+
 /* The caches need the registry, which exists only when preloaded. */
 static void
 require_preload(void)
@@ -851,6 +892,7 @@ gpuext_cache_enable(PG_FUNCTION_ARGS)
 	size = image_layout(&b, nblocks, &header);
 
 	/* within gpuext.cache_memory_limit, counting every other cache */
+	forget_dropped_databases();
 	LWLockAcquire(cc_shared->lock, LW_SHARED);
 	for (int i = 0; i < CC_MAX_RELS; i++)
 	{
