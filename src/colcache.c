@@ -126,6 +126,9 @@ static uint64 cc_xact_generations[CC_MAX_RELS];
 static int	cc_xact_ngenerations = 0;
 static bool cc_xact_callback_registered = false;
 
+/* per registry slot, the generation whose image this backend checked (gx_colcache_image_ok) */
+static uint64 cc_checked[CC_MAX_RELS];
+
 PG_FUNCTION_INFO_V1(gpuext_cache_enable);
 PG_FUNCTION_INFO_V1(gpuext_cache_drop);
 PG_FUNCTION_INFO_V1(gpuext_caches);
@@ -1166,6 +1169,58 @@ gpuext_cache_invalidate(PG_FUNCTION_ARGS)
 	return PointerGetDatum(NULL);
 }
 
+/* Does [off, off + bytes) lie inside an image of 'size' bytes? */
+static bool
+part_ok(uint64 off, uint64 bytes, uint64 size)
+{
+	return off <= size && bytes <= size - off;
+}
+
+/*
+ * Is the image in a segment of 'len' bytes well formed: every part inside
+ * it, every block's slot a cached page, every page's rows inside the row
+ * arrays?  The scans and engines follow its offsets unchecked (but for
+ * the line pointers, checked per row), so a damaged image is refused, not
+ * followed.  Reads the block map and the page array: done once per
+ * generation in each backend (gx_colcache_open), and by the GPU service
+ * before its device copy.
+ */
+bool
+gx_colcache_image_ok(const GxColCache *cc, Size len)
+{
+	const uint32 *map;
+	const GxCcPage *pages;
+
+	if (len < sizeof(GxColCache) || cc->magic != GX_CC_MAGIC || cc->size > len ||
+		cc->ncols > GX_CC_MAX_COLS || cc->nrows > cc->size || cc->npages > cc->nblocks ||
+		!part_ok(cc->block_map_off, (uint64) cc->nblocks * sizeof(uint32), cc->size) ||
+		!part_ok(cc->pages_off, (uint64) cc->npages * sizeof(GxCcPage), cc->size) ||
+		!part_ok(cc->offsets_off, cc->nrows * sizeof(uint16), cc->size))
+		return false;
+	for (uint32 c = 0; c < cc->ncols; c++)
+	{
+		const GxCcColumn *col = &cc->cols[c];
+
+		if ((col->width != 1 && col->width != 2 && col->width != 4 && col->width != 8) ||
+			!part_ok(col->values_off, cc->nrows * col->width, cc->size) ||
+			!part_ok(col->nulls_off, (cc->nrows + 7) / 8, cc->size))
+			return false;
+	}
+	for (int i = 0; i < GX_MAX_ATTRS; i++)
+		if (cc->colmap[i] < -1 || cc->colmap[i] >= (int) cc->ncols)
+			return false;
+	map = gx_cc_block_map(cc);
+	for (uint32 b = 0; b < cc->nblocks; b++)
+		if (map[b] != GX_CC_NO_SLOT && map[b] >= cc->npages)
+			return false;
+	pages = gx_cc_pages(cc);
+	for (uint32 p = 0; p < cc->npages; p++)
+		if (pages[p].row_start > cc->nrows || pages[p].nrows > cc->nrows - pages[p].row_start ||
+			pages[p].maxoff > MaxHeapTuplesPerPage)
+			return false;
+	return true;
+}
+
 /*
  * A scan's use of a cache: the image mapped for the scan, or NULL when
  * the scan must read every page.  Called after the scan's snapshot was
@@ -1183,6 +1238,7 @@ gx_colcache_open(Relation rel, Snapshot snapshot, const GxProgram *prog)
 	const GxColCache *cc;
 	const GxAttr *atts;
 	GxCcScan   *s;
+	int			slot;
 
 	if (!gpuext_enable_cache || cc_shared == NULL || prog == NULL)
 		return NULL;
@@ -1210,6 +1266,19 @@ gx_colcache_open(Relation rel, Snapshot snapshot, const GxProgram *prog)
 		return NULL;
 
 	cc = (const GxColCache *) dsm_segment_address(seg);
+	slot = (int) (e - cc_shared->entries);
+	if (cc_checked[slot] != copy.generation)
+	{
+		if (!gx_colcache_image_ok(cc, dsm_segment_map_length(seg)))
+		{
+			ereport(WARNING,
+					(errcode(ERRCODE_DATA_CORRUPTED),
+					 errmsg("gpuext column cache of \"%s\" is damaged: its heap pages are read instead",
+							RelationGetRelationName(rel))));
+			goto refuse;
+		}
+		cc_checked[slot] = copy.generation;
+	}
 	atts = gx_prog_atts(prog);
 	for (int i = 0; i < prog->natts; i++)
 		if (atts[i].reg >= 0 &&
@@ -1231,7 +1300,7 @@ gx_colcache_open(Relation rel, Snapshot snapshot, const GxProgram *prog)
 		}
 
 	s = palloc0(sizeof(GxCcScan));
-	s->slot = (int) (e - cc_shared->entries);
+	s->slot = slot;
 	s->generation = copy.generation;
 	s->seg = seg;
 	s->cc = cc;
@@ -1338,7 +1407,7 @@ gx_colcache_slot(GxCcScan *s, BlockNumber blkno)
 	if (blkno >= s->cc->nblocks)
 		return -1;
 	slot = gx_cc_block_map(s->cc)[blkno];
-	if (slot == GX_CC_NO_SLOT)
+	if (slot == GX_CC_NO_SLOT || slot >= s->cc->npages)
 		return -1;
 	if (!VM_ALL_VISIBLE(s->rel, blkno, &s->vmbuf))
 		return -1;

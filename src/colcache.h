@@ -42,5 +42,6 @@ extern void gx_colcache_cost_input(PlannerInfo *root, RelOptInfo *rel, List *exp
 extern void gx_colcache_close(GxCcScan *s);
 extern struct dsm_segment *gx_colcache_attach_slot(int slot, uint64 generation);
 extern bool gx_colcache_slot_current(int slot, uint64 generation);
+extern bool gx_colcache_image_ok(const GxColCache *cc, Size len);
 
 #endif							/* GPUEXT_COLCACHE_H */

@@ -114,8 +114,11 @@ cpu_scan(GxBatch *batch)
 			offsets = gx_cc_offsets(cc);
 			for (uint64 row = pg->row_start; row < pg->row_start + pg->nrows; row++)
 			{
-				int			rc = gx_scan_cached_row(prog, cc, row, regs);
+				int			rc;
 
+				if (offsets[row] < 1 || offsets[row] > GX_MAX_TUPLES_PER_PAGE)
+					elog(ERROR, "gpuext: malformed column cache row");
+				rc = gx_scan_cached_row(prog, cc, row, regs);
 				if (rc == GX_ROW_PASS)
 					gx_bitmap_set(out->pass, offsets[row]);
 				else if (rc == GX_ROW_RECHECK)

@@ -379,7 +379,7 @@ cache_task(int slot, uint64 generation, int dev, int *status, char *err, int err
 	}
 	cc = (const GxColCache *) dsm_segment_address(seg);
 	bytes = cc->size;
-	if (cc->magic != GX_CC_MAGIC || bytes > dsm_segment_map_length(seg))
+	if (!gx_colcache_image_ok(cc, dsm_segment_map_length(seg)))
 	{
 		dsm_detach(seg);
 		strlcpy(err, "malformed column cache image", errlen);
