@@ -304,6 +304,25 @@ require_preload(void)
 }
 
 /*
+ * Refuse a user who does not own relid before any lock is taken on it
+ * (as PostgreSQL's own commands check while they look the name up): a
+ * request for ShareRowExclusiveLock would otherwise wait for the table's
+ * writers in flight, and queue ahead of the next ones, before the check.
+ */
+static void
+check_owner_unlocked(Oid relid)
+{
+	char		relkind = get_rel_relkind(relid);
+
+	if (relkind == '\0')
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("relation with OID %u does not exist", relid)));
+	if (!pg_class_ownercheck(relid, GetUserId()))
+		aclcheck_error(ACLCHECK_NOT_OWNER, get_relkind_objtype(relkind), get_rel_name(relid));
+}
+
+/*
  * Check that rel can be cached by the current user: a plain heap table,
  * permanent or unlogged, not a partition or an inheritance child (writes
  * through the parent fire the parent's statement triggers, not its own),
@@ -853,6 +872,7 @@ gpuext_cache_enable(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
 				 errmsg("gpuext column caches cannot be built during recovery")));
+	check_owner_unlocked(relid);
 	rel = try_relation_open(relid, ShareRowExclusiveLock);
 	if (rel == NULL)
 		ereport(ERROR,
@@ -999,6 +1019,7 @@ gpuext_cache_drop(PG_FUNCTION_ARGS)
 	bool		had = false;
 
 	require_preload();
+	check_owner_unlocked(relid);
 	rel = try_relation_open(relid, ShareRowExclusiveLock);
 	if (rel == NULL)
 		ereport(ERROR,
