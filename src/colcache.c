@@ -67,6 +67,7 @@
 #include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
+#include "utils/snapmgr.h"
 #include "utils/syscache.h"
 #include "utils/timestamp.h"
 
@@ -1266,6 +1267,15 @@ gx_colcache_open(Relation rel, Snapshot snapshot, const GxProgram *prog)
 	if (!IsMVCCSnapshot(snapshot) || snapshot->takenDuringRecovery || RecoveryInProgress() ||
 		IsolationIsSerializable())
 		return NULL;
+
+	/*
+	 * With old_snapshot_threshold set, VACUUM may remove rows that old
+	 * snapshots still see and mark the page all-visible (reading it then
+	 * fails with "snapshot too old"): all-visible no longer means visible
+	 * to every snapshot, which the cache rests on.
+	 */
+	if (old_snapshot_threshold >= 0)
+		return NULL;
 	if (rel->rd_rel->relispartition)
 		return NULL;
 
@@ -1362,7 +1372,8 @@ gx_colcache_cost_input(PlannerInfo *root, RelOptInfo *rel, List *exprs, GxScanCo
 	in->cached_frac = 0;
 	in->cached_row_bytes = 0;
 	if (!gpuext_enable_cache || cc_shared == NULL || (in->gpu && !gpuext_cache_gpu) ||
-		IsolationIsSerializable() || RecoveryInProgress() || rel->reloptkind != RELOPT_BASEREL)
+		IsolationIsSerializable() || RecoveryInProgress() || old_snapshot_threshold >= 0 ||
+		rel->reloptkind != RELOPT_BASEREL)
 		return;
 	rte = planner_rt_fetch(rel->relid, root);
 	if (rte->rtekind != RTE_RELATION)
