@@ -92,6 +92,19 @@ SELECT g, count(DISTINCT n) FROM gx_agg_fb GROUP BY g ORDER BY g;
 -- twice in a query: one NOTICE each
 SELECT (SELECT sum(n) FROM gx_agg_fb WHERE g = 1) AS a, (SELECT sum(n) FROM gx_agg_fb WHERE g = 2) AS b;
 RESET gpuext.force_offload;
+-- rescanned with another parameter value: PostgreSQL's plan (a hashed
+-- aggregation, which keeps its table unless told that a parameter
+-- changed) aggregates the new rows (counts 500, 1500 and 2000)
+SET gpuext.force_offload = on;
+SET enable_sort = off;
+SELECT o.v, (SELECT sum(c) FROM (SELECT g, count(*) AS c, sum(n) AS s FROM gx_agg_fb
+                                  WHERE id <= o.v GROUP BY g) x WHERE s IS NOT NULL) AS rows
+  FROM (VALUES (500), (1500), (2000)) o(v);
+EXPLAIN (COSTS OFF) SELECT o.v, (SELECT sum(c) FROM (SELECT g, count(*) AS c, sum(n) AS s FROM gx_agg_fb
+                                  WHERE id <= o.v GROUP BY g) x WHERE s IS NOT NULL) AS rows
+  FROM (VALUES (500), (1500), (2000)) o(v);
+RESET enable_sort;
+RESET gpuext.force_offload;
 -- gpuext.cpu_fallback = off: a value the device cannot aggregate is no
 -- GPU failure, PostgreSQL's plan still runs, silently
 SET gpuext.cpu_fallback = off;

@@ -1973,10 +1973,30 @@ gpuagg_end(CustomScanState *node)
 		gx_fused_join_end(gas->fj);
 }
 
+/*
+ * Tell the child plans (PostgreSQL's plan, a fused join's inner plans)
+ * which parameters changed: ExecReScan does that for a node's left and
+ * right trees only, and a child that keeps its rows across rescans (a
+ * hashed aggregation, a Material, a sort) would otherwise return those of
+ * the previous scan.
+ */
+static void
+propagate_changed_params(CustomScanState *node)
+{
+	ListCell   *lc;
+
+	if (node->ss.ps.chgParam == NULL)
+		return;
+	foreach(lc, node->custom_ps)
+		UpdateChangedParamSet((PlanState *) lfirst(lc), node->ss.ps.chgParam);
+}
+
 static void
 gpuagg_rescan(CustomScanState *node)
 {
 	GpuAggState *gas = (GpuAggState *) node;
+
+	propagate_changed_params(node);
 
 	if (gas->pipe_started)
 		gx_pipeline_reset(&gas->pipe);
@@ -2068,6 +2088,7 @@ gpuagg_reinit_dsm(CustomScanState *node, ParallelContext *pcxt, void *coordinate
 										  (ParallelTableScanDesc) &sh->pscan);
 	gx_task_destroy(sh->task_id);
 	/* the previous scan's workers are done with its join tables */
+	propagate_changed_params(node);
 	if (gas->fj)
 		gx_fused_join_reset(gas->fj);
 	create_shared_task(gas);
