@@ -2520,8 +2520,21 @@ gpujoin_reinit_dsm(CustomScanState *node, ParallelContext *pcxt, void *coordinat
 		ListCell   *lc;
 
 		drop_inner(gjs);
+
+		/*
+		 * gpujoin_rescan, which tells the inner plans which parameters
+		 * changed, runs only after this: without them, an inner plan that
+		 * keeps its rows across rescans (a Material, a sort, a hashed
+		 * aggregation) would return those of the previous scan.
+		 */
 		foreach(lc, node->custom_ps)
-			ExecReScan((PlanState *) lfirst(lc));
+		{
+			PlanState  *child = (PlanState *) lfirst(lc);
+
+			if (node->ss.ps.chgParam != NULL)
+				UpdateChangedParamSet(child, node->ss.ps.chgParam);
+			ExecReScan(child);
+		}
 	}
 	share_inner(gjs);
 }
