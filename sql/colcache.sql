@@ -326,6 +326,24 @@ DROP ROLE gx_cc_other;
 DROP VIEW gx_caches;
 DROP FUNCTION gx_cached_pages(text);
 
+-- triggers altered in the transaction that created them: the new row
+-- versions have the same xmin as the ones the cache recorded, so a write
+-- made while they were disabled must still stop the cache (VACUUM then
+-- sets the page all-visible again, with the write in it)
+CREATE TABLE cc_tx (id int, v int);
+INSERT INTO cc_tx SELECT g, g % 10 FROM generate_series(1, 2000) g;
+VACUUM cc_tx;
+BEGIN;
+SELECT gpuext_cache_enable('cc_tx') > 0 AS cached;
+ALTER TABLE cc_tx DISABLE TRIGGER gpuext_cache_stmt;
+DELETE FROM cc_tx WHERE id <= 10;
+ALTER TABLE cc_tx ENABLE ALWAYS TRIGGER gpuext_cache_stmt;
+COMMIT;
+VACUUM cc_tx;
+SELECT gx_diff($$SELECT id FROM cc_tx WHERE v >= 0$$);
+SELECT gpuext_cache_drop('cc_tx');
+DROP TABLE cc_tx;
+
 -- a dropped database's caches go too: DROP DATABASE fires no sql_drop
 -- event trigger, and nobody can connect there to drop them, so they must
 -- not keep their memory (counted against gpuext.cache_memory_limit)

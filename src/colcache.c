@@ -93,8 +93,11 @@ typedef struct CcEntry
 								 * CLUSTER and rewrites give a new one */
 	Oid			stmt_trigger;
 	TransactionId stmt_trigger_xmin;
+	ItemPointerData stmt_trigger_tid;	/* the row version: an ALTER in the
+										 * creating transaction keeps xmin */
 	Oid			row_trigger;
 	TransactionId row_trigger_xmin;
+	ItemPointerData row_trigger_tid;
 	pg_atomic_uint64 changes;	/* bumped by the triggers */
 	uint64		built_changes;	/* 'changes' when the image was built */
 	uint64		generation;
@@ -470,13 +473,13 @@ choose_columns(Relation rel, ArrayType *names, int16 *attnums)
 }
 
 /*
- * The oid and xmin of the trigger 'name' of relid, if it calls funcoid;
+ * The oid, xmin and row version (tid) of the trigger 'name' of relid, if it calls funcoid;
  * false if absent.  *as_made (when not NULL) says whether it fires as
  * gpuext makes it: on tgtype, every column, no WHEN, firing mode enabled.
  */
 static bool
 find_trigger(Oid relid, const char *name, Oid funcoid, Oid *oid, TransactionId *xmin,
-			 int16 tgtype, char enabled, bool *as_made)
+			 ItemPointer tid, int16 tgtype, char enabled, bool *as_made)
 {
 	Relation	tgrel = table_open(TriggerRelationId, AccessShareLock);
 	ScanKeyData keys[2];
@@ -501,6 +504,8 @@ find_trigger(Oid relid, const char *name, Oid funcoid, Oid *oid, TransactionId *
 							get_rel_name(relid), name)));
 		*oid = tg->oid;
 		*xmin = HeapTupleHeaderGetRawXmin(tup->t_data);
+		if (tid)
+			*tid = tup->t_self;
 		found = true;
 		if (as_made)
 			*as_made = tg->tgtype == tgtype && tg->tgenabled == enabled && tg->tgattr.dim1 == 0 &&
@@ -513,11 +518,13 @@ find_trigger(Oid relid, const char *name, Oid funcoid, Oid *oid, TransactionId *
 
 /*
  * Is trigger oid still the catalog row the cache was built with (same
- * xmin: any ALTER of it writes a new version), on relid, firing as
- * 'enabled'?
+ * xmin and row version: any ALTER of it writes a new version, with the
+ * same xmin when made by the transaction that created it), on relid,
+ * firing as 'enabled'?
  */
 static bool
-trigger_unchanged(Oid oid, TransactionId xmin, Oid relid, char enabled)
+trigger_unchanged(Oid oid, TransactionId xmin, const ItemPointerData *tid, Oid relid,
+				  char enabled)
 {
 	Relation	tgrel = table_open(TriggerRelationId, AccessShareLock);
 	ScanKeyData key;
@@ -534,7 +541,7 @@ trigger_unchanged(Oid oid, TransactionId xmin, Oid relid, char enabled)
 		Form_pg_trigger tg = (Form_pg_trigger) GETSTRUCT(tup);
 
 		ok = HeapTupleHeaderGetRawXmin(tup->t_data) == xmin &&
-			tg->tgrelid == relid && tg->tgenabled == enabled;
+			ItemPointerEquals(&tup->t_self, (ItemPointer) tid) && tg->tgrelid == relid && tg->tgenabled == enabled;
 	}
 	systable_endscan(scan);
 	table_close(tgrel, AccessShareLock);
@@ -578,7 +585,7 @@ install_triggers(Oid relid, const char *schema, CcEntry *e)
 	 * not take the AccessExclusiveLock of DROP TRIGGER, which would wait
 	 * for every reader); a user's trigger of the same name is refused.
 	 */
-	if (!find_trigger(relid, CC_STMT_TRIGGER, funcoid, &dummy, &dxmin,
+	if (!find_trigger(relid, CC_STMT_TRIGGER, funcoid, &dummy, &dxmin, NULL,
 					  CC_STMT_TGTYPE, TRIGGER_FIRES_ALWAYS, &as_made) || !as_made)
 	{
 		if (OidIsValid(dummy))
@@ -588,7 +595,7 @@ install_triggers(Oid relid, const char *schema, CcEntry *e)
 		spi_exec(psprintf("ALTER TABLE %s ENABLE ALWAYS TRIGGER %s", qrel, CC_STMT_TRIGGER));
 	}
 	dummy = InvalidOid;
-	if (!find_trigger(relid, CC_ROW_TRIGGER, funcoid, &dummy, &dxmin,
+	if (!find_trigger(relid, CC_ROW_TRIGGER, funcoid, &dummy, &dxmin, NULL,
 					  CC_ROW_TGTYPE, TRIGGER_FIRES_ON_REPLICA, &as_made) || !as_made)
 	{
 		if (OidIsValid(dummy))
@@ -601,9 +608,9 @@ install_triggers(Oid relid, const char *schema, CcEntry *e)
 	CommandCounterIncrement();
 
 	if (!find_trigger(relid, CC_STMT_TRIGGER, funcoid, &e->stmt_trigger, &e->stmt_trigger_xmin,
-					  CC_STMT_TGTYPE, TRIGGER_FIRES_ALWAYS, &as_made) || !as_made ||
+					  &e->stmt_trigger_tid, CC_STMT_TGTYPE, TRIGGER_FIRES_ALWAYS, &as_made) || !as_made ||
 		!find_trigger(relid, CC_ROW_TRIGGER, funcoid, &e->row_trigger, &e->row_trigger_xmin,
-					  CC_ROW_TGTYPE, TRIGGER_FIRES_ON_REPLICA, &as_made) || !as_made)
+					  &e->row_trigger_tid, CC_ROW_TGTYPE, TRIGGER_FIRES_ON_REPLICA, &as_made) || !as_made)
 		elog(ERROR, "gpuext: the column cache's triggers were not created");
 }
 
@@ -618,9 +625,9 @@ drop_triggers(Oid relid, Oid funcoid)
 
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "gpuext: SPI_connect failed");
-	if (find_trigger(relid, CC_STMT_TRIGGER, funcoid, &oid, &xmin, 0, 0, NULL))
+	if (find_trigger(relid, CC_STMT_TRIGGER, funcoid, &oid, &xmin, NULL, 0, 0, NULL))
 		spi_exec(psprintf("DROP TRIGGER %s ON %s", CC_STMT_TRIGGER, qrel));
-	if (find_trigger(relid, CC_ROW_TRIGGER, funcoid, &oid, &xmin, 0, 0, NULL))
+	if (find_trigger(relid, CC_ROW_TRIGGER, funcoid, &oid, &xmin, NULL, 0, 0, NULL))
 		spi_exec(psprintf("DROP TRIGGER %s ON %s", CC_ROW_TRIGGER, qrel));
 	SPI_finish();
 }
@@ -977,8 +984,10 @@ gpuext_cache_enable(PG_FUNCTION_ARGS)
 	e->relfilenode = rel->rd_node.relNode;
 	e->stmt_trigger = fresh.stmt_trigger;
 	e->stmt_trigger_xmin = fresh.stmt_trigger_xmin;
+	e->stmt_trigger_tid = fresh.stmt_trigger_tid;
 	e->row_trigger = fresh.row_trigger;
 	e->row_trigger_xmin = fresh.row_trigger_xmin;
+	e->row_trigger_tid = fresh.row_trigger_tid;
 	e->built_changes = pg_atomic_read_u64(&e->changes);
 	e->generation = cc_shared->next_generation++;
 	e->handle = dsm_segment_handle(seg);
@@ -1087,8 +1096,10 @@ entry_state(const CcEntry *e, uint64 changes)
 	ReleaseSysCache(tup);
 	if (relfilenode != e->relfilenode)
 		return "rewritten";
-	if (!trigger_unchanged(e->stmt_trigger, e->stmt_trigger_xmin, e->relid, TRIGGER_FIRES_ALWAYS) ||
-		!trigger_unchanged(e->row_trigger, e->row_trigger_xmin, e->relid, TRIGGER_FIRES_ON_REPLICA))
+	if (!trigger_unchanged(e->stmt_trigger, e->stmt_trigger_xmin, &e->stmt_trigger_tid, e->relid,
+						   TRIGGER_FIRES_ALWAYS) ||
+		!trigger_unchanged(e->row_trigger, e->row_trigger_xmin, &e->row_trigger_tid, e->relid,
+						   TRIGGER_FIRES_ON_REPLICA))
 		return "triggers changed";
 	if (changes != e->built_changes)
 		return "written";
@@ -1316,8 +1327,10 @@ gx_colcache_open(Relation rel, Snapshot snapshot, const GxProgram *prog)
 			(cc->colmap[i] < 0 || cc->cols[cc->colmap[i]].type != atts[i].type))
 			goto refuse;
 	if (rel->rd_node.relNode != copy.relfilenode || has_superclass(relid) ||
-		!trigger_unchanged(copy.stmt_trigger, copy.stmt_trigger_xmin, relid, TRIGGER_FIRES_ALWAYS) ||
-		!trigger_unchanged(copy.row_trigger, copy.row_trigger_xmin, relid, TRIGGER_FIRES_ON_REPLICA))
+		!trigger_unchanged(copy.stmt_trigger, copy.stmt_trigger_xmin, &copy.stmt_trigger_tid, relid,
+						   TRIGGER_FIRES_ALWAYS) ||
+		!trigger_unchanged(copy.row_trigger, copy.row_trigger_xmin, &copy.row_trigger_tid, relid,
+						   TRIGGER_FIRES_ON_REPLICA))
 		goto refuse;
 	/* a needed column must still be the cached one (type unchanged, not dropped) */
 	for (int i = 0; i < prog->natts; i++)
