@@ -367,3 +367,20 @@ SELECT gpuext_cache_enable('cc_big') > 0 AS cached;
 RESET gpuext.cache_memory_limit;
 SELECT gpuext_cache_drop('cc_big');
 DROP TABLE cc_big;
+-- so do the caches of tables dropped while no event trigger fires
+-- (session_replication_role = replica: sql_drop does not run)
+CREATE TABLE cc_big (a int8);
+INSERT INTO cc_big SELECT generate_series(1, 60000);
+VACUUM cc_big;
+SELECT gpuext_cache_enable('cc_big') > 0 AS cached;
+SET session_replication_role = replica;
+DROP TABLE cc_big;
+RESET session_replication_role;
+CREATE TABLE cc_big2 (a int8);
+INSERT INTO cc_big2 SELECT generate_series(1, 60000);
+VACUUM cc_big2;
+SET gpuext.cache_memory_limit = '1MB';
+SELECT gpuext_cache_enable('cc_big2') > 0 AS cached;
+RESET gpuext.cache_memory_limit;
+SELECT gpuext_cache_drop('cc_big2');
+DROP TABLE cc_big2;

@@ -257,17 +257,23 @@ free_entry(CcEntry *e)
 }
 
 /*
- * Free the caches of databases that no longer exist.  DROP DATABASE fires
- * no sql_drop event trigger and nobody can connect there to drop them, so
- * without this they would keep their memory (counted against
- * gpuext.cache_memory_limit) and registry slots until a restart.  The
- * catalog is read outside the registry lock; an entry is freed only if it
- * still has the generation seen.
+ * Free the caches of databases and relations that no longer exist.  DROP
+ * DATABASE fires no sql_drop event trigger and nobody can connect there to
+ * drop them; a table dropped while event triggers do not fire
+ * (session_replication_role = replica, the event trigger disabled, the
+ * extension dropped) is not forgotten either.  Without this they would
+ * keep their memory (counted against gpuext.cache_memory_limit) and
+ * registry slots until a restart.  A relation is looked up only under a
+ * lock taken without waiting (a transaction that creates or drops it
+ * holds AccessExclusiveLock: it is left alone).  The catalog is read
+ * outside the registry lock; an entry is freed only if it still has the
+ * generation seen.
  */
 static void
-forget_dropped_databases(void)
+forget_dropped(void)
 {
 	Oid			dbids[CC_MAX_RELS];
+	Oid			relids[CC_MAX_RELS];
 	uint64		gens[CC_MAX_RELS];
 	int			n = 0;
 	int			ngone = 0;
@@ -277,16 +283,28 @@ forget_dropped_databases(void)
 	{
 		CcEntry    *e = &cc_shared->entries[i];
 
-		if (e->used && e->dbid != MyDatabaseId)
+		if (e->used)
 		{
 			dbids[n] = e->dbid;
+			relids[n] = e->relid;
 			gens[n++] = e->generation;
 		}
 	}
 	LWLockRelease(cc_shared->lock);
 	for (int i = 0; i < n; i++)
-		if (!SearchSysCacheExists1(DATABASEOID, ObjectIdGetDatum(dbids[i])))
+	{
+		bool		gone = false;
+
+		if (dbids[i] != MyDatabaseId)
+			gone = !SearchSysCacheExists1(DATABASEOID, ObjectIdGetDatum(dbids[i]));
+		else if (ConditionalLockRelationOid(relids[i], AccessShareLock))
+		{
+			gone = !SearchSysCacheExists1(RELOID, ObjectIdGetDatum(relids[i]));
+			UnlockRelationOid(relids[i], AccessShareLock);
+		}
+		if (gone)
 			gens[ngone++] = gens[i];
+	}
 	if (ngone == 0)
 		return;
 	LWLockAcquire(cc_shared->lock, LW_EXCLUSIVE);
@@ -923,7 +941,7 @@ gpuext_cache_enable(PG_FUNCTION_ARGS)
 	size = image_layout(&b, nblocks, &header);
 
 	/* within gpuext.cache_memory_limit, counting every other cache */
-	forget_dropped_databases();
+	forget_dropped();
 	LWLockAcquire(cc_shared->lock, LW_SHARED);
 	for (int i = 0; i < CC_MAX_RELS; i++)
 	{
