@@ -384,3 +384,23 @@ SELECT gpuext_cache_enable('cc_big2') > 0 AS cached;
 RESET gpuext.cache_memory_limit;
 SELECT gpuext_cache_drop('cc_big2');
 DROP TABLE cc_big2;
+-- a cache built in a savepoint that is rolled back leaves no entry (its
+-- triggers are rolled back with it); one built in a released savepoint
+-- stays with the transaction
+CREATE TABLE cc_sp (a int8);
+INSERT INTO cc_sp SELECT generate_series(1, 1000);
+VACUUM cc_sp;
+BEGIN;
+SAVEPOINT s1;
+SELECT gpuext_cache_enable('cc_sp') > 0 AS cached;
+ROLLBACK TO s1;
+SELECT count(*) AS entries FROM gpuext_caches() WHERE relation = 'cc_sp'::regclass;
+SAVEPOINT s2;
+SAVEPOINT s3;
+SELECT gpuext_cache_enable('cc_sp') > 0 AS cached;
+RELEASE s3;
+RELEASE s2;
+COMMIT;
+SELECT count(*) AS entries, min(state) AS state FROM gpuext_caches() WHERE relation = 'cc_sp'::regclass;
+SELECT gpuext_cache_drop('cc_sp');
+DROP TABLE cc_sp;

@@ -125,8 +125,12 @@ int			gpuext_cache_memory_limit_mb = 1024;
 bool		gpuext_enable_cache = true;
 bool		gpuext_cache_gpu = false;
 
-/* generations published by this transaction: dropped if it aborts */
+/*
+ * generations published by this transaction, with the subtransaction that
+ * published each: dropped if that subtransaction or the transaction aborts
+ */
 static uint64 cc_xact_generations[CC_MAX_RELS];
+static SubTransactionId cc_xact_subids[CC_MAX_RELS];
 static int	cc_xact_ngenerations = 0;
 static bool cc_xact_callback_registered = false;
 
@@ -866,6 +870,46 @@ cc_xact_callback(XactEvent event, void *arg)
 }
 
 /*
+ * Subtransaction end: the entries an aborted savepoint published go (its
+ * triggers are rolled back with it, so they could never be used); those
+ * of a released one now belong to its parent.
+ */
+static void
+cc_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
+					SubTransactionId parentSubid, void *arg)
+{
+	int			kept = 0;
+
+	if (cc_xact_ngenerations == 0)
+		return;
+	if (event == SUBXACT_EVENT_COMMIT_SUB)
+	{
+		for (int g = 0; g < cc_xact_ngenerations; g++)
+			if (cc_xact_subids[g] == mySubid)
+				cc_xact_subids[g] = parentSubid;
+		return;
+	}
+	if (event != SUBXACT_EVENT_ABORT_SUB)
+		return;
+	LWLockAcquire(cc_shared->lock, LW_EXCLUSIVE);
+	for (int g = 0; g < cc_xact_ngenerations; g++)
+	{
+		if (cc_xact_subids[g] != mySubid)
+		{
+			cc_xact_generations[kept] = cc_xact_generations[g];
+			cc_xact_subids[kept++] = cc_xact_subids[g];
+			continue;
+		}
+		for (int i = 0; i < CC_MAX_RELS; i++)
+			if (cc_shared->entries[i].used &&
+				cc_shared->entries[i].generation == cc_xact_generations[g])
+				free_entry(&cc_shared->entries[i]);
+	}
+	LWLockRelease(cc_shared->lock);
+	cc_xact_ngenerations = kept;
+}
+
+/*
  * gpuext_cache_enable(rel regclass, columns text[] DEFAULT NULL): build
  * (or rebuild) the column cache of rel; returns the pages cached.
  */
@@ -1021,10 +1065,14 @@ gpuext_cache_enable(PG_FUNCTION_ARGS)
 	if (!cc_xact_callback_registered)
 	{
 		RegisterXactCallback(cc_xact_callback, NULL);
+		RegisterSubXactCallback(cc_subxact_callback, NULL);
 		cc_xact_callback_registered = true;
 	}
 	if (cc_xact_ngenerations < CC_MAX_RELS)
+	{
+		cc_xact_subids[cc_xact_ngenerations] = GetCurrentSubTransactionId();
 		cc_xact_generations[cc_xact_ngenerations++] = e->generation;
+	}
 	LWLockRelease(cc_shared->lock);
 	dsm_detach(seg);
 
