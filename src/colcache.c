@@ -579,6 +579,34 @@ spi_exec(const char *sql)
 }
 
 /*
+ * Make sure rel has trigger 'name' as gpuext makes it (type tgtype, firing
+ * mode 'firing').  One already there as made is kept: a rebuild must not
+ * take the AccessExclusiveLock of DROP TRIGGER, which would wait for every
+ * reader.  One of that name on gpuext's function but altered since is
+ * dropped; then the trigger is made with 'create' (the CREATE TRIGGER
+ * statement) and 'enable' (its ALTER TABLE ... ENABLE).  A user's trigger
+ * of that name on another function is refused (find_trigger).  Inside SPI.
+ */
+static void
+ensure_trigger(Oid relid, const char *name, Oid funcoid, int tgtype, char firing,
+			   const char *create, const char *enable)
+{
+	Oid			found = InvalidOid;
+	TransactionId xmin;
+	bool		as_made;
+
+	if (find_trigger(relid, name, funcoid, &found, &xmin, NULL, tgtype, firing, &as_made) &&
+		as_made)
+		return;
+	if (OidIsValid(found))
+		spi_exec(psprintf("DROP TRIGGER %s ON %s", name,
+						  quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)),
+													 get_rel_name(relid))));
+	spi_exec(create);
+	spi_exec(enable);
+}
+
+/*
  * Install (or re-create) the two invalidation triggers of rel, calling
  * schema.gpuext_cache_invalidate(), and return their oids and xmins.
  */
@@ -589,8 +617,6 @@ install_triggers(Oid relid, const char *schema, CcEntry *e)
 												  get_rel_name(relid));
 	const char *qfunc = quote_qualified_identifier(schema, "gpuext_cache_invalidate");
 	Oid			funcoid;
-	Oid			dummy = InvalidOid;
-	TransactionId dxmin;
 	bool		as_made;
 
 	{
@@ -602,30 +628,14 @@ install_triggers(Oid relid, const char *schema, CcEntry *e)
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "gpuext: SPI_connect failed");
 
-	/*
-	 * Triggers already there as gpuext makes them are kept (a rebuild must
-	 * not take the AccessExclusiveLock of DROP TRIGGER, which would wait
-	 * for every reader); a user's trigger of the same name is refused.
-	 */
-	if (!find_trigger(relid, CC_STMT_TRIGGER, funcoid, &dummy, &dxmin, NULL,
-					  CC_STMT_TGTYPE, TRIGGER_FIRES_ALWAYS, &as_made) || !as_made)
-	{
-		if (OidIsValid(dummy))
-			spi_exec(psprintf("DROP TRIGGER %s ON %s", CC_STMT_TRIGGER, qrel));
-		spi_exec(psprintf("CREATE TRIGGER %s BEFORE INSERT OR UPDATE OR DELETE OR TRUNCATE ON %s "
-						  "FOR EACH STATEMENT EXECUTE FUNCTION %s()", CC_STMT_TRIGGER, qrel, qfunc));
-		spi_exec(psprintf("ALTER TABLE %s ENABLE ALWAYS TRIGGER %s", qrel, CC_STMT_TRIGGER));
-	}
-	dummy = InvalidOid;
-	if (!find_trigger(relid, CC_ROW_TRIGGER, funcoid, &dummy, &dxmin, NULL,
-					  CC_ROW_TGTYPE, TRIGGER_FIRES_ON_REPLICA, &as_made) || !as_made)
-	{
-		if (OidIsValid(dummy))
-			spi_exec(psprintf("DROP TRIGGER %s ON %s", CC_ROW_TRIGGER, qrel));
-		spi_exec(psprintf("CREATE TRIGGER %s BEFORE INSERT OR UPDATE OR DELETE ON %s "
-						  "FOR EACH ROW EXECUTE FUNCTION %s()", CC_ROW_TRIGGER, qrel, qfunc));
-		spi_exec(psprintf("ALTER TABLE %s ENABLE REPLICA TRIGGER %s", qrel, CC_ROW_TRIGGER));
-	}
+	ensure_trigger(relid, CC_STMT_TRIGGER, funcoid, CC_STMT_TGTYPE, TRIGGER_FIRES_ALWAYS,
+				   psprintf("CREATE TRIGGER %s BEFORE INSERT OR UPDATE OR DELETE OR TRUNCATE ON %s "
+							"FOR EACH STATEMENT EXECUTE FUNCTION %s()", CC_STMT_TRIGGER, qrel, qfunc),
+				   psprintf("ALTER TABLE %s ENABLE ALWAYS TRIGGER %s", qrel, CC_STMT_TRIGGER));
+	ensure_trigger(relid, CC_ROW_TRIGGER, funcoid, CC_ROW_TGTYPE, TRIGGER_FIRES_ON_REPLICA,
+				   psprintf("CREATE TRIGGER %s BEFORE INSERT OR UPDATE OR DELETE ON %s "
+							"FOR EACH ROW EXECUTE FUNCTION %s()", CC_ROW_TRIGGER, qrel, qfunc),
+				   psprintf("ALTER TABLE %s ENABLE REPLICA TRIGGER %s", qrel, CC_ROW_TRIGGER));
 	SPI_finish();
 	CommandCounterIncrement();
 
