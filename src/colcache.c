@@ -146,21 +146,43 @@ PG_FUNCTION_INFO_V1(gpuext_cache_forget);
 static ProcessUtility_hook_type prev_process_utility = NULL;
 
 static CcEntry *find_entry(Oid relid);
+static void free_entry(CcEntry *e);
+
+/* Count a write to relation relid, if it has a cache (the triggers' work). */
+static void
+count_write(Oid relid)
+{
+	CcEntry    *e;
+
+	LWLockAcquire(cc_shared->lock, LW_SHARED);
+	e = find_entry(relid);
+	if (e)
+		pg_atomic_fetch_add_u64(&e->changes, 1);
+	LWLockRelease(cc_shared->lock);
+}
 
 /* Count a write to relation rv (if it has a cache), as the triggers do. */
 static void
 bump_rangevar(RangeVar *rv)
 {
 	Oid			relid = rv ? RangeVarGetRelid(rv, NoLock, true) : InvalidOid;
+
+	if (OidIsValid(relid))
+		count_write(relid);
+}
+
+/* Free the cache entry of relid, if there is one; returns whether there was. */
+static bool
+forget_entry(Oid relid)
+{
 	CcEntry    *e;
 
-	if (!OidIsValid(relid))
-		return;
-	LWLockAcquire(cc_shared->lock, LW_SHARED);
+	LWLockAcquire(cc_shared->lock, LW_EXCLUSIVE);
 	e = find_entry(relid);
 	if (e)
-		pg_atomic_fetch_add_u64(&e->changes, 1);
+		free_entry(e);
 	LWLockRelease(cc_shared->lock);
+	return e != NULL;
 }
 
 /*
@@ -1101,8 +1123,8 @@ gpuext_cache_drop(PG_FUNCTION_ARGS)
 	char	   *schema = get_namespace_name(get_func_namespace(fcinfo->flinfo->fn_oid));
 	List	   *names = list_make2(makeString(schema), makeString("gpuext_cache_invalidate"));
 	Relation	rel;
-	CcEntry    *e;
-	bool		had = false;
+	bool		had;
+	bool		heap;
 
 	require_preload();
 	check_owner_unlocked(relid);
@@ -1114,21 +1136,11 @@ gpuext_cache_drop(PG_FUNCTION_ARGS)
 	if (!pg_class_ownercheck(relid, GetUserId()))
 		aclcheck_error(ACLCHECK_NOT_OWNER, get_relkind_objtype(rel->rd_rel->relkind),
 					   RelationGetRelationName(rel));
-	LWLockAcquire(cc_shared->lock, LW_EXCLUSIVE);
-	e = find_entry(relid);
-	if (e)
-	{
-		free_entry(e);
-		had = true;
-	}
-	LWLockRelease(cc_shared->lock);
-	if (rel->rd_rel->relkind == RELKIND_RELATION)
-	{
-		relation_close(rel, NoLock);
+	had = forget_entry(relid);
+	heap = rel->rd_rel->relkind == RELKIND_RELATION;
+	relation_close(rel, NoLock);
+	if (heap)
 		drop_triggers(relid, LookupFuncName(names, 0, NULL, false));
-	}
-	else
-		relation_close(rel, NoLock);
 	PG_RETURN_BOOL(had);
 }
 
@@ -1140,20 +1152,10 @@ Datum
 gpuext_cache_forget(PG_FUNCTION_ARGS)
 {
 	Oid			relid = PG_GETARG_OID(0);
-	CcEntry    *e;
-	bool		had = false;
 
 	if (cc_shared == NULL || SearchSysCacheExists1(RELOID, ObjectIdGetDatum(relid)))
 		PG_RETURN_BOOL(false);
-	LWLockAcquire(cc_shared->lock, LW_EXCLUSIVE);
-	e = find_entry(relid);
-	if (e)
-	{
-		free_entry(e);
-		had = true;
-	}
-	LWLockRelease(cc_shared->lock);
-	PG_RETURN_BOOL(had);
+	PG_RETURN_BOOL(forget_entry(relid));
 }
 
 /*
@@ -1260,15 +1262,7 @@ gpuext_cache_invalidate(PG_FUNCTION_ARGS)
 				 errmsg("gpuext_cache_invalidate() must be called as a trigger")));
 	relid = RelationGetRelid(td->tg_relation);
 	if (cc_shared != NULL)
-	{
-		CcEntry    *e;
-
-		LWLockAcquire(cc_shared->lock, LW_SHARED);
-		e = find_entry(relid);
-		if (e)
-			pg_atomic_fetch_add_u64(&e->changes, 1);
-		LWLockRelease(cc_shared->lock);
-	}
+		count_write(relid);
 	if (TRIGGER_FIRED_FOR_ROW(td->tg_event))
 	{
 		if (TRIGGER_FIRED_BY_UPDATE(td->tg_event))
