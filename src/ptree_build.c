@@ -872,11 +872,20 @@ ptree_merge(Relation index, Buffer metabuf, IndexBulkDeleteCallback callback,
 		sp.plan.ranks = palloc_extended(sizeof(uint64) * Max(nentries, 1), MCXT_ALLOC_HUGE);
 		/* a delta of NULL entries only has nothing to plan */
 		if (nentries == 0)
+		{
 			engine = "nothing to plan";
+			merge_stats.walk++;
+		}
 		else if (ptree_merge_plan(m, keys, tids, nentries, &sp.plan))
+		{
 			engine = "GPU";
+			merge_stats.gpu++;
+		}
 		else
+		{
 			engine = "CPU engine";
+			merge_stats.cpu++;
+		}
 		/* the NULL entries: sorted TIDs, duplicates dropped */
 		if (sp.nnulls > 1)
 			qsort(sp.nulls, sp.nnulls, sizeof(ItemPointerData), ptree_tid_cmp);
@@ -886,12 +895,6 @@ ptree_merge(Relation index, Buffer metabuf, IndexBulkDeleteCallback callback,
 		merge_stats.duplicates += (int64) (nentries - sp.plan.n) + (int64) (sp.nnulls - n);
 		merge_stats.entries += (int64) (nentries + sp.nnulls);
 		sp.nnulls = n;
-		if (nentries == 0)
-			merge_stats.walk++;
-		else if (strcmp(engine, "GPU") == 0)
-			merge_stats.gpu++;
-		else
-			merge_stats.cpu++;
 		nentries = 0;
 	}
 	else
