@@ -1,18 +1,12 @@
--- GPU check, not yet in the GPU suite (its expected output must come from
--- a GPU): GpuScan, GpuJoin (its scanned table) and GpuAgg (alone and
+-- GPU-only: GpuScan, GpuJoin (its scanned table) and GpuAgg (alone and
 -- fused with a join) reading a column cache's device copy
--- (gpuext.cache_gpu = on).  Run on the GPU machine with
---   bash test/bench/sql-on-cluster.sh colcache 56200 test/gpu/colcache_check.sql
--- Every boolean must be t (on_gpu included) and every diff "0 only
--- offloaded, 0 only stock" (the division by zero query ERRORs: stock
--- PostgreSQL raises it too; run locally with cpu_fallback on, the
--- CPU engine gives the same diffs, on_gpu and GPU batches false);
--- once it is, move it to test/gpu/sql/gpu_colcache.sql with its output as
--- test/gpu/expected/gpu_colcache.out.  Results equal stock PostgreSQL's (EXCEPT ALL
--- both ways), NULLs included; the batches ran on the GPU with cached pages
--- and no fallback; the copy is made once and used again by the next
--- query; a write stops the cache (the GPU reads heap pages again), a
--- rebuild makes a new copy, a drop frees the device memory.
+-- (gpuext.cache_gpu = on).  Every boolean is t (on_gpu included) and every
+-- diff "0 only offloaded, 0 only stock" (the division by zero query ERRORs:
+-- stock PostgreSQL raises it too).  Results equal stock PostgreSQL's
+-- (EXCEPT ALL both ways), NULLs included; the batches ran on the GPU with
+-- cached pages and no fallback; the copy is made once and used again by
+-- the next query; a write stops the cache (the GPU reads heap pages
+-- again), a rebuild makes a new copy, a drop frees the device memory.
 \set VERBOSITY terse
 \set SHOW_CONTEXT never
 SET client_min_messages = warning;
