@@ -120,6 +120,10 @@ INSERT INTO gjp_outer VALUES (1), (2), (3);
 ANALYZE gjp_outer;
 SET enable_material = off;
 SET enable_hashjoin = off;
+-- gj_fact is the scanned (outer) side: with force_offload every GpuJoin
+-- path costs nothing, and a parallel one scanning gj_dim1 (gj_fact the
+-- inner table) would tie with it
+ALTER TABLE gj_dim1 SET (parallel_workers = 0);
 SET enable_mergejoin = off;
 SELECT gj_diff('SELECT o.v, j.id FROM gjp_outer o,
   (SELECT f.id, f.s FROM gj_fact f JOIN gj_dim1 d ON f.a = d.k OFFSET 0) j WHERE j.s <= o.v');
@@ -131,6 +135,7 @@ SELECT gj_diff('SELECT o.v, (SELECT count(*) FROM gj_fact f JOIN gj_dim1 d ON f.
    WHERE d.k < (SELECT o.v * 10)) FROM gjp_outer o');
 SELECT * FROM gjp_explain('SELECT o.v, (SELECT count(*) FROM gj_fact f JOIN gj_dim1 d ON f.a = d.k
    WHERE d.k < (SELECT o.v * 10)) FROM gjp_outer o');
+ALTER TABLE gj_dim1 RESET (parallel_workers);
 RESET enable_material;
 RESET enable_hashjoin;
 RESET enable_mergejoin;

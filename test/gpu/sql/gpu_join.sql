@@ -86,6 +86,9 @@ SELECT line FROM (SELECT btrim(l) AS line FROM gjg_explain_lines(
 -- returns it
 SET max_parallel_workers_per_gather = 4;
 SET parallel_setup_cost = 10;
+-- gjg_fact is the scanned side (with force_offload a parallel GpuJoin
+-- scanning gjg_d1, gjg_fact its inner table, costs as little)
+ALTER TABLE gjg_d1 SET (parallel_workers = 0);
 SET min_parallel_table_scan_size = 0;
 SELECT gjg_diff('SELECT d.name, count(*), sum(f.b) FROM gjg_fact f JOIN gjg_d1 d ON f.a = d.k GROUP BY d.name');
 SELECT bool_or(line ~ '^Inner Build: leader, shared with [0-9]+ workers?$') AS built_once
@@ -106,6 +109,7 @@ RESET parallel_leader_participation;
 SELECT gpu_batches > :gpu_before AS ran_on_gpu, fallbacks = :fallbacks_before AS no_fallback
   FROM gpuext_status();
 RESET gpuext.enable_gpuagg;
+ALTER TABLE gjg_d1 RESET (parallel_workers);
 RESET max_parallel_workers_per_gather;
 RESET parallel_setup_cost;
 RESET min_parallel_table_scan_size;
