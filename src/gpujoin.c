@@ -82,6 +82,7 @@
 #include "utils/ruleutils.h"
 #include "utils/timestamp.h"
 
+#include "calibrate.h"
 #include "codegen.h"
 #include "colcache.h"
 #include "cost.h"
@@ -223,6 +224,11 @@ typedef struct GpuJoinState
 	int			shared_workers; /* workers that took the leader's tables, or -1 */
 	int			shared_rounds;	/* parallel scans this leader shared tables for */
 	int			leader_builds;	/* of which it built them anew */
+
+	/* EXPLAIN ANALYZE: where the inner side's time went (all builds) */
+	double		inner_rows_ms;	/* running the inner plans, keeping rows */
+	double		inner_hash_ms;	/* assembling and hashing the tables */
+	double		inner_upload_ms;	/* sending them to the device */
 } GpuJoinState;
 
 /*
@@ -1600,9 +1606,13 @@ upload_tables(GpuJoinState *gjs)
 		gjs->over_limit = true;
 	if (!gjs->over_limit)
 	{
+		instr_time	t0;
+
+		INSTR_TIME_SET_CURRENT(t0);
 		copy = unbuilt_copy(gjs, &rows);
 		gjs->gpu_task = gx_join_task_create(copy, gjs->table_bytes, rows, 0, &status, err);
 		pfree(copy);
+		gjs->inner_upload_ms += gx_elapsed_us(t0) / 1000.0;
 	}
 	else
 		strlcpy(err, "the inner hash tables exceed gpuext.gpu_memory_limit", sizeof(err));
@@ -1643,6 +1653,9 @@ build_inner(GpuJoinState *gjs)
 	uint64		capacity[GX_JOIN_MAX_DEPTH];
 	uint64		table_bytes[GX_JOIN_MAX_DEPTH];
 
+	instr_time	t0;
+
+	INSTR_TIME_SET_CURRENT(t0);
 	MemoryContextReset(gjs->inner_cxt);
 	old = MemoryContextSwitchTo(gjs->inner_cxt);
 	for (int d = 0; d < gjs->ndepths; d++)
@@ -1774,6 +1787,9 @@ build_inner(GpuJoinState *gjs)
 		ResetExprContext(econtext);
 	}
 
+	gjs->inner_rows_ms += gx_elapsed_us(t0) / 1000.0;
+	INSTR_TIME_SET_CURRENT(t0);
+
 	/* one block for every table */
 	total = MAXALIGN(sizeof(GxJoinTables));
 	for (int d = 0; d < gjs->ndepths; d++)
@@ -1863,6 +1879,7 @@ build_inner(GpuJoinState *gjs)
 	gjs->table_id = gx_cpu_table_register(gjs->tables, gjs->inner_cxt);
 	gjs->pipe.task_id = gjs->table_id;
 	gjs->inner_built = true;
+	gjs->inner_hash_ms += gx_elapsed_us(t0) / 1000.0;
 	if (gjs->pipe_started && gjs->pipe.engine.use_gpu)
 		upload_tables(gjs);
 }
@@ -2662,6 +2679,23 @@ explain_inner_build(GpuJoinState *gjs, ExplainState *es)
 									 gjs->shared_rounds), es);
 }
 
+/*
+ * EXPLAIN ANALYZE (not in regression test mode): the host's time for the
+ * inner side, over all builds: running the inner plans and keeping their
+ * rows (their own nodes show the plans' share), assembling and hashing the
+ * tables, and sending them to the device.
+ */
+static void
+explain_inner_times(GpuJoinState *gjs, ExplainState *es)
+{
+	if (!es->analyze || gpuext_regression_test_mode)
+		return;
+	ExplainPropertyFloat("Inner Rows Time", "ms", gjs->inner_rows_ms, 3, es);
+	ExplainPropertyFloat("Inner Hash Time", "ms", gjs->inner_hash_ms, 3, es);
+	if (gjs->inner_upload_ms > 0)
+		ExplainPropertyFloat("Inner Upload Time", "ms", gjs->inner_upload_ms, 3, es);
+}
+
 static const char *
 jointype_name(int jointype)
 {
@@ -2732,6 +2766,7 @@ gpujoin_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 		if (!gpuext_regression_test_mode)
 		{
 			ExplainPropertyInteger("Inner Table Bytes", NULL, gjs->table_bytes, es);
+			explain_inner_times(gjs, es);
 			gx_pipeline_explain_batches(&gjs->pipe, es);
 			gx_pipeline_explain_times(&gjs->pipe, es);
 		}
@@ -3087,15 +3122,18 @@ gx_fused_join_upload(GxFusedJoin *fj, uint32 near_task, const char **why)
 	int			status;
 	char		err[GX_ERRLEN];
 	char	   *copy;
+	instr_time	t0;
 
 	if ((limit > 0 && gjs->table_bytes > limit) || gjs->table_bytes > PG_UINT32_MAX / 2)
 	{
 		*why = "the inner hash tables exceed gpuext.gpu_memory_limit";
 		return 0;
 	}
+	INSTR_TIME_SET_CURRENT(t0);
 	copy = unbuilt_copy(gjs, &rows);
 	gjs->gpu_task = gx_join_task_create(copy, gjs->table_bytes, rows, near_task, &status, err);
 	pfree(copy);
+	gjs->inner_upload_ms += gx_elapsed_us(t0) / 1000.0;
 	if (gjs->gpu_task == 0)
 	{
 		if (status != GX_ERR_OUT_OF_MEMORY && gpuext_cpu_fallback == GPUEXT_FALLBACK_OFF)
@@ -3144,4 +3182,5 @@ gx_fused_join_explain(GxFusedJoin *fj, List *context, ExplainState *es)
 {
 	/* (the device counts no rows per depth when it aggregates them) */
 	explain_depths(&fj->gjs, context, fj->rtoffset, false, es);
+	explain_inner_times(&fj->gjs, es);
 }
