@@ -194,6 +194,9 @@ typedef struct GpuJoinState
 	MemoryContext inner_cxt;
 	bool		program_built;
 	bool		inner_built;
+	bool		rows_unused;	/* fused aggregation: inner rows are never
+								 * returned nor rechecked on the host, so
+								 * only their keys and values are kept */
 	GxProgram  *program;
 	GxJoinTables *tables;
 	uint32		table_id;		/* CPU engine registration of the tables */
@@ -1693,6 +1696,25 @@ build_inner(GpuJoinState *gjs)
 		ExecClearTuple(jd->slot);
 
 		/*
+		 * Arrays sized for the rows the planner expects (memory is touched
+		 * only as rows come), so that most builds need no copy to grow.
+		 */
+		{
+			uint32		est = (uint32) Min(Max(jd->child->plan->plan_rows, 64.0), 4.0 * 1024 * 1024);
+
+			hashes[d] = grow_array(NULL, &hcap, est, sizeof(uint32));
+			rownw[d] = grow_array(NULL, &ncap, est, sizeof(uint32));
+			words[d] = grow_array(NULL, &wcap, est * jd->nkeys, sizeof(uint64));
+			if (jd->nvalues > 0)
+				values[d] = grow_array(NULL, &vcap, est * jd->nvalues, sizeof(GxJoinValue));
+			if (!gjs->rows_unused)
+			{
+				jd->tuples = grow_array(NULL, &tcap, est, sizeof(uint64));
+				jd->keyvals = grow_array(NULL, &kcap, est * jd->nkeys, sizeof(Datum));
+			}
+		}
+
+		/*
 		 * With no outer rows there is nothing to join: like PostgreSQL's hash
 		 * join, do not run the inner plans (nor raise their errors).
 		 */
@@ -1727,12 +1749,17 @@ build_inner(GpuJoinState *gjs)
 				/* a by-reference key: its bytes in the arena (inner_keyval) */
 				if (jd->inner_typbyval[k])
 					vals[k] = v;
-				else
+				else if (!gjs->rows_unused)
 					vals[k] = (Datum) arena_put(jd, DatumGetPointer(v),
 												datumGetSize(v, false, jd->inner_typlen[k]));
 			}
 			if (isnull)
 				continue;		/* a NULL key matches nothing */
+			if (!hashable && gjs->rows_unused)
+			{
+				jd->nextras++;	/* (the device cannot join it: counted only) */
+				continue;
+			}
 			if (!hashable)
 			{
 				etuples = grow_array(etuples, &ecap, jd->nextras + 1, sizeof(uint64));
@@ -1746,10 +1773,13 @@ build_inner(GpuJoinState *gjs)
 				ereport(ERROR,
 						(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 						 errmsg("too many inner rows for a GPU hash join")));
-			jd->tuples = grow_array(jd->tuples, &tcap, jd->nrows + 1, sizeof(uint64));
-			jd->keyvals = grow_array(jd->keyvals, &kcap, (jd->nrows + 1) * jd->nkeys, sizeof(Datum));
-			jd->tuples[jd->nrows] = store_tuple(jd, slot);
-			memcpy(&jd->keyvals[jd->nrows * jd->nkeys], vals, sizeof(Datum) * jd->nkeys);
+			if (!gjs->rows_unused)
+			{
+				jd->tuples = grow_array(jd->tuples, &tcap, jd->nrows + 1, sizeof(uint64));
+				jd->keyvals = grow_array(jd->keyvals, &kcap, (jd->nrows + 1) * jd->nkeys, sizeof(Datum));
+				jd->tuples[jd->nrows] = store_tuple(jd, slot);
+				memcpy(&jd->keyvals[jd->nrows * jd->nkeys], vals, sizeof(Datum) * jd->nkeys);
+			}
 			nw = gx_join_nwords(&spec, regs);
 			words[d] = grow_array(words[d], &wcap, (uint32) (wlen + nw), sizeof(uint64));
 			gx_join_encode(&spec, regs, words[d] + wlen);
@@ -1777,7 +1807,7 @@ build_inner(GpuJoinState *gjs)
 		nwords[d] = wlen;
 		/* extras go after the hashed rows */
 		jd->ntuples = jd->nrows + jd->nextras;
-		if (jd->nextras > 0)
+		if (jd->nextras > 0 && !gjs->rows_unused)
 		{
 			jd->tuples = grow_array(jd->tuples, &tcap, jd->ntuples, sizeof(uint64));
 			jd->keyvals = grow_array(jd->keyvals, &kcap, jd->ntuples * jd->nkeys, sizeof(Datum));
@@ -1872,7 +1902,8 @@ build_inner(GpuJoinState *gjs)
 	gjs->table_bytes = total;
 	gjs->over_limit = gpuext_gpu_memory_limit_mb > 0 &&
 		total > (uint64) gpuext_gpu_memory_limit_mb * 1024 * 1024;
-	set_group_heads(gjs);
+	if (!gjs->rows_unused)
+		set_group_heads(gjs);
 	/* a parallel leader: the tables move to a segment its workers map */
 	if (gjs->shared != NULL && !IsParallelWorker())
 		move_to_segment(gjs);
@@ -3004,6 +3035,7 @@ gx_fused_join_begin(List *priv, List *inner_plans, EState *estate, int eflags,
 			OffsetVarNodes((Node *) jd->outer_keys, fj->rtoffset, 0);
 	}
 	gjs->css.ss.ps.ps_ExprContext = parent->ps_ExprContext;
+	gjs->rows_unused = true;
 	init_depths(gjs, inner_plans, estate, eflags, parent, children);
 	/* inner group keys: stored columns of their depths */
 	{
