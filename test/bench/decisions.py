@@ -109,7 +109,7 @@ def report(queries, cases_by_q, gpu):
              "auto_plan": auto_c.shape if auto_c is not None else None,
              "faster": None, "best_ms": None, "auto_side": None, "picked_faster": None,
              "auto_over_best": None, "auto_minus_best_ms": None, "gpuext_over_stock": None,
-             "gpuext_slower_than_stock": None, "judged": False, "check": "ok"}
+             "gpuext_slower_than_stock": None, "same_plan_as_best": None, "judged": False, "check": "ok"}
         for c in cs.values():
             if r["rows"] is None and c.rows is not None:
                 r["rows"] = c.rows
@@ -140,6 +140,10 @@ def report(queries, cases_by_q, gpu):
             r["auto_side"] = "gpu" if r["auto_gpuext"] else "cpu"
             r["auto_over_best"] = auto / best
             r["auto_minus_best_ms"] = auto - best
+            # auto ran the very plan of the faster forced configuration: a
+            # gap between them is the spread of their timed runs, not a choice
+            best_c = cpu_c if r["faster"] != "gpu" else gpu_c
+            r["same_plan_as_best"] = bool(auto_c.shape) and auto_c.shape == best_c.shape
             r["picked_faster"] = (r["auto_side"] == r["faster"].replace("-only", "")
                                   or r["auto_over_best"] <= 1 + PICK_TOL)
             if r["auto_gpuext"]:
@@ -164,6 +168,8 @@ def report(queries, cases_by_q, gpu):
         "worst_auto_over_best": worst["auto_over_best"] if worst else None,
         "worst_query": worst["query"] if worst else None,
         "over_slow_tol": over, "gpuext_slower_than_stock": slow_gx,
+        "over_slow_tol_same_plan": [r["query"] for r in judged
+                                    if r["auto_over_best"] > 1 + SLOW_TOL and r["same_plan_as_best"]],
         "tolerances": {"pick": PICK_TOL, "slow": SLOW_TOL, "stock": STOCK_TOL, "pick_target": PICK_TARGET},
         "criteria": {"picked_faster": share is not None and share >= PICK_TARGET,
                      "none_over_slow_tol": bool(judged) and not over,
@@ -242,6 +248,11 @@ def text(rep, calib, fmt_ms, fmt_ratio):
         fmt_ratio(fig["worst_auto_over_best"]), fig["worst_query"] or "-", 1 + SLOW_TOL, len(fig["over_slow_tol"]),
         " (" + ", ".join(fig["over_slow_tol"]) + ")" if fig["over_slow_tol"] else "",
         verdict(crit["none_over_slow_tol"])))
+    if fig["over_slow_tol_same_plan"]:
+        L.append("    of those, auto ran the very plan (same plan shape) of the faster forced configuration, so the "
+                 "gap is the spread of the timed runs: %d (%s); the others: %s" % (
+                     len(fig["over_slow_tol_same_plan"]), ", ".join(fig["over_slow_tol_same_plan"]),
+                     ", ".join(q for q in fig["over_slow_tol"] if q not in fig["over_slow_tol_same_plan"]) or "none"))
     L.append("  gpuext plan chosen but more than %d%% slower than stock: %d%s: %s" % (
         round(100 * STOCK_TOL), len(fig["gpuext_slower_than_stock"]),
         " (" + ", ".join(fig["gpuext_slower_than_stock"]) + ")" if fig["gpuext_slower_than_stock"] else "",
