@@ -1590,6 +1590,27 @@ unbuilt_copy(GpuJoinState *gjs, uint64 *rows)
 }
 
 /*
+ * Send an unbuilt copy of the tables (unbuilt_copy) to the device beside
+ * task 'near_task' (0: none), timed for EXPLAIN ANALYZE.  Returns the
+ * task id, or 0 with *status and err set.
+ */
+static uint32
+send_tables(GpuJoinState *gjs, uint32 near_task, int *status, char *err)
+{
+	instr_time	t0;
+	uint64		rows;
+	char	   *copy;
+	uint32		task;
+
+	INSTR_TIME_SET_CURRENT(t0);
+	copy = unbuilt_copy(gjs, &rows);
+	task = gx_join_task_create(copy, gjs->table_bytes, rows, near_task, status, err);
+	pfree(copy);
+	gjs->inner_upload_ms += gx_elapsed_us(t0) / 1000.0;
+	return task;
+}
+
+/*
  * GPU engine: send the tables to the device, where the build kernel
  * inserts the rows (empty slots and chains in the copy sent).  Tables over
  * gpuext.gpu_memory_limit, or too large for the device or the DMA arena,
@@ -1599,8 +1620,6 @@ unbuilt_copy(GpuJoinState *gjs, uint64 *rows)
 static void
 upload_tables(GpuJoinState *gjs)
 {
-	char	   *copy;
-	uint64		rows = 0;
 	int			status = GX_OK;
 	char		err[GX_ERRLEN];
 
@@ -1608,15 +1627,7 @@ upload_tables(GpuJoinState *gjs)
 	if (gjs->table_bytes > PG_UINT32_MAX / 2)
 		gjs->over_limit = true;
 	if (!gjs->over_limit)
-	{
-		instr_time	t0;
-
-		INSTR_TIME_SET_CURRENT(t0);
-		copy = unbuilt_copy(gjs, &rows);
-		gjs->gpu_task = gx_join_task_create(copy, gjs->table_bytes, rows, 0, &status, err);
-		pfree(copy);
-		gjs->inner_upload_ms += gx_elapsed_us(t0) / 1000.0;
-	}
+		gjs->gpu_task = send_tables(gjs, 0, &status, err);
 	else
 		strlcpy(err, "the inner hash tables exceed gpuext.gpu_memory_limit", sizeof(err));
 	if (gjs->gpu_task != 0)
@@ -1655,7 +1666,6 @@ build_inner(GpuJoinState *gjs)
 	uint64		total;
 	uint64		capacity[GX_JOIN_MAX_DEPTH];
 	uint64		table_bytes[GX_JOIN_MAX_DEPTH];
-
 	instr_time	t0;
 
 	INSTR_TIME_SET_CURRENT(t0);
@@ -1697,8 +1707,10 @@ build_inner(GpuJoinState *gjs)
 
 		/*
 		 * Arrays sized for the rows the planner expects (memory is touched
-		 * only as rows come), so that most builds need no copy to grow.
+		 * only as rows come), so that most builds need no copy to grow; none
+		 * when the inner plans will not run.
 		 */
+		if (!gjs->outer_empty)
 		{
 			uint32		est = (uint32) Min(Max(jd->child->plan->plan_rows, 64.0), 4.0 * 1024 * 1024);
 
@@ -1755,17 +1767,16 @@ build_inner(GpuJoinState *gjs)
 			}
 			if (isnull)
 				continue;		/* a NULL key matches nothing */
-			if (!hashable && gjs->rows_unused)
-			{
-				jd->nextras++;	/* (the device cannot join it: counted only) */
-				continue;
-			}
 			if (!hashable)
 			{
-				etuples = grow_array(etuples, &ecap, jd->nextras + 1, sizeof(uint64));
-				ekeys = grow_array(ekeys, &ekcap, (jd->nextras + 1) * jd->nkeys, sizeof(Datum));
-				etuples[jd->nextras] = store_tuple(jd, slot);
-				memcpy(&ekeys[jd->nextras * jd->nkeys], vals, sizeof(Datum) * jd->nkeys);
+				/* (a fused aggregation cannot join it at all: counted only) */
+				if (!gjs->rows_unused)
+				{
+					etuples = grow_array(etuples, &ecap, jd->nextras + 1, sizeof(uint64));
+					ekeys = grow_array(ekeys, &ekcap, (jd->nextras + 1) * jd->nkeys, sizeof(Datum));
+					etuples[jd->nextras] = store_tuple(jd, slot);
+					memcpy(&ekeys[jd->nextras * jd->nkeys], vals, sizeof(Datum) * jd->nkeys);
+				}
 				jd->nextras++;
 				continue;
 			}
@@ -3149,23 +3160,16 @@ uint32
 gx_fused_join_upload(GxFusedJoin *fj, uint32 near_task, const char **why)
 {
 	GpuJoinState *gjs = &fj->gjs;
-	uint64		rows;
 	uint64		limit = (uint64) gpuext_gpu_memory_limit_mb * 1024 * 1024;
 	int			status;
 	char		err[GX_ERRLEN];
-	char	   *copy;
-	instr_time	t0;
 
 	if ((limit > 0 && gjs->table_bytes > limit) || gjs->table_bytes > PG_UINT32_MAX / 2)
 	{
 		*why = "the inner hash tables exceed gpuext.gpu_memory_limit";
 		return 0;
 	}
-	INSTR_TIME_SET_CURRENT(t0);
-	copy = unbuilt_copy(gjs, &rows);
-	gjs->gpu_task = gx_join_task_create(copy, gjs->table_bytes, rows, near_task, &status, err);
-	pfree(copy);
-	gjs->inner_upload_ms += gx_elapsed_us(t0) / 1000.0;
+	gjs->gpu_task = send_tables(gjs, near_task, &status, err);
 	if (gjs->gpu_task == 0)
 	{
 		if (status != GX_ERR_OUT_OF_MEMORY && gpuext_cpu_fallback == GPUEXT_FALLBACK_OFF)
