@@ -493,9 +493,7 @@ def set_caches(opts, facts):
         c.execute("SET gpuext.cache_memory_limit = %d" % opts.cache_mb)
         for n in facts:
             t0 = time.time()
-            # the load's VACUUM runs right after its commits, which (with
-            # synchronous_commit off) it cannot yet mark all-visible: again
-            c.execute("VACUUM %s" % n)
+            # (prepare_tables vacuumed every table just before: all-visible)
             c.execute("SELECT gpuext_cache_enable('%s')" % n)
             for r in c.rows("SELECT pages, blocks, rows, bytes, array_to_string(columns, ',') "
                             "FROM gpuext_caches() WHERE relation = '%s'::regclass" % n):
