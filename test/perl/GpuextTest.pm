@@ -16,7 +16,7 @@ use Test::More;
 use Time::HiRes qw(usleep);
 
 our @EXPORT = qw(
-  has_gpu gpuext_node wait_for_service status_of
+  has_gpu gpuext_node wait_for_service status_of cache_probe
   log_position log_since wait_for_log
   bg_start bg_query bg_send bg_wait_stderr bg_wait_stdout bg_quit bg_pid
 );
@@ -64,6 +64,36 @@ sub status_of
 {
 	my ($node, $cols) = @_;
 	return $node->safe_psql('postgres', "SELECT $cols FROM gpuext_status()");
+}
+
+# Make cc_result(offload bool, OUT res text, OUT cached bigint) in database
+# postgres: it runs $query (one text column) with gpuext on (forced, GpuAgg
+# off: a GpuScan) or off, and with it on reads the Cached Pages of the node
+# under the plan's top one (NULL when the scan read no cache).
+sub cache_probe
+{
+	my ($node, $query) = @_;
+	(my $q = $query) =~ s/'/''/g;
+	my $fn = q{
+CREATE FUNCTION cc_result(offload bool, OUT res text, OUT cached bigint)
+LANGUAGE plpgsql AS $fn$
+DECLARE
+  q text := 'QUERY';
+  plan json;
+BEGIN
+  PERFORM set_config('gpuext.enabled', offload::text, true);
+  PERFORM set_config('gpuext.force_offload', 'on', true);
+  PERFORM set_config('gpuext.enable_gpuagg', 'off', true);
+  EXECUTE q INTO res;
+  IF offload THEN
+    EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF, FORMAT JSON) ' || q INTO plan;
+    cached := (plan->0->'Plan'->'Plans'->0->>'Cached Pages')::bigint;
+  END IF;
+END;
+$fn$};
+	$fn =~ s/QUERY/$q/;
+	$node->safe_psql('postgres', $fn);
+	return;
 }
 
 # The server log: where it ends now, and what was written since.

@@ -20,23 +20,9 @@ CREATE TABLE cc (id int, v int, w float8);
 INSERT INTO cc SELECT g, g % 100, CASE WHEN g % 7 = 0 THEN NULL ELSE g / 3.0 END
   FROM generate_series(1, 30000) g;
 VACUUM ANALYZE cc;
-CREATE FUNCTION cc_result(offload bool, OUT res text, OUT cached bigint)
-LANGUAGE plpgsql AS $fn$
-DECLARE
-  q text := 'SELECT format(''%s %s %s'', count(*), sum(v), count(w)) FROM cc WHERE v >= 50 AND (w IS NULL OR w > 100)';
-  plan json;
-BEGIN
-  PERFORM set_config('gpuext.enabled', offload::text, true);
-  PERFORM set_config('gpuext.force_offload', 'on', true);
-  PERFORM set_config('gpuext.enable_gpuagg', 'off', true);
-  EXECUTE q INTO res;
-  IF offload THEN
-    EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF, FORMAT JSON) ' || q INTO plan;
-    cached := (plan->0->'Plan'->'Plans'->0->>'Cached Pages')::bigint;
-  END IF;
-END;
-$fn$;
 });
+cache_probe($node,
+	"SELECT format('%s %s %s', count(*), sum(v), count(w)) FROM cc WHERE v >= 50 AND (w IS NULL OR w > 100)");
 my $stock = $node->safe_psql('postgres', 'SELECT res FROM cc_result(false)');
 
 is($node->safe_psql('postgres', "SELECT gpuext_cache_enable('cc') > 0"), 't', 'cache built');

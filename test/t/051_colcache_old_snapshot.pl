@@ -20,27 +20,12 @@ $node->safe_psql(
 CREATE TABLE cc (id int, v int);
 INSERT INTO cc SELECT g, g % 100 FROM generate_series(1, 20000) g;
 VACUUM ANALYZE cc;
-CREATE FUNCTION cc_result(offload bool, OUT res text, OUT cached bigint)
-LANGUAGE plpgsql AS $fn$
-DECLARE
-  q text := 'SELECT format(''%s %s'', count(*), sum(v)) FROM cc WHERE v >= 50';
-  plan json;
-BEGIN
-  PERFORM set_config('gpuext.enabled', offload::text, true);
-  PERFORM set_config('gpuext.force_offload', 'on', true);
-  PERFORM set_config('gpuext.enable_gpuagg', 'off', true);
-  EXECUTE q INTO res;
-  IF offload THEN
-    EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF, FORMAT JSON) ' || q INTO plan;
-    cached := coalesce((plan->0->'Plan'->'Plans'->0->>'Cached Pages')::bigint, 0);
-  END IF;
-END;
-$fn$;
 });
+cache_probe($node, "SELECT format('%s %s', count(*), sum(v)) FROM cc WHERE v >= 50");
 my $stock = $node->safe_psql('postgres', 'SELECT res FROM cc_result(false)');
 
 is($node->safe_psql('postgres', "SELECT gpuext_cache_enable('cc') > 0"), 't', 'cache built');
-is($node->safe_psql('postgres', 'SELECT res, cached FROM cc_result(true)'),
+is($node->safe_psql('postgres', 'SELECT res, coalesce(cached, 0) FROM cc_result(true)'),
 	"$stock|0", 'with old_snapshot_threshold set, a scan reads the heap, not the cache');
 
 $node->stop;
