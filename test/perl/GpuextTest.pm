@@ -16,7 +16,7 @@ use Test::More;
 use Time::HiRes qw(usleep);
 
 our @EXPORT = qw(
-  has_gpu gpuext_node wait_for_service status_of cache_probe
+  has_gpu gpuext_node wait_for_service status_of released_soon cache_probe
   log_position log_since wait_for_log
   bg_start bg_query bg_send bg_wait_stderr bg_wait_stdout bg_quit bg_pid
 );
@@ -64,6 +64,17 @@ sub status_of
 {
 	my ($node, $cols) = @_;
 	return $node->safe_psql('postgres', "SELECT $cols FROM gpuext_status()");
+}
+
+# Wait until the service holds no device memory and no DMA arena space.  A
+# cancelled request's are freed by the service once its batch in flight on
+# the GPU has seen the abort (the backend does not wait for that): they
+# must be released soon, not at once.
+sub released_soon
+{
+	my ($node) = @_;
+	return $node->poll_query_until('postgres',
+		"SELECT device_memory_in_use = 0 AND dma_arena_in_use = 0 FROM gpuext_status()");
 }
 
 # Make cc_result(offload bool, OUT res text, OUT cached bigint) in database

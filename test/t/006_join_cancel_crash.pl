@@ -14,15 +14,6 @@ use GpuextTest;
 
 my $node = gpuext_node('join_cancel_crash');
 my $released = 'device_memory_in_use = 0 AND dma_arena_in_use = 0';
-# A cancelled join's device memory and DMA arena space are freed by the
-# service once its batch in flight on the GPU has seen the abort (the
-# backend does not wait for that): they must be released soon, not at once.
-sub released_soon
-{
-	my ($node) = @_;
-	return $node->poll_query_until('postgres',
-		"SELECT $released FROM gpuext_status()");
-}
 
 $node->safe_psql(
 	'postgres', q{

@@ -14,14 +14,6 @@ use Test::More;
 use GpuextTest;
 
 my $node = gpuext_node('join_parallel_cancel');
-my $released = 'device_memory_in_use = 0 AND dma_arena_in_use = 0';
-
-sub released_soon
-{
-	my ($node) = @_;
-	return $node->poll_query_until('postgres',
-		"SELECT $released FROM gpuext_status()");
-}
 
 $node->safe_psql(
 	'postgres', q{
