@@ -1530,14 +1530,16 @@ fetch_groups(GpuAggState *gas)
 }
 
 /*
- * Build the fused join's inner tables (registered with the CPU engine);
- * on the GPU they then go to the device beside the group table.  The
+ * Build the fused join's inner tables: for the CPU engine registered with
+ * it and chained; for the GPU left unbuilt and sent to the device beside
+ * the group table, whose build kernel chains them.  The
  * batches name them in arg2.  False (with the reason) when they cannot.
  */
 static bool
 build_fused_join(GpuAggState *gas)
 {
-	bool		ok = gx_fused_join_build(gas->fj, gas->css.ss.ss_currentRelation,
+	bool		for_device = !gas->task_is_cpu && gas->pipe.engine.use_gpu;
+	bool		ok = gx_fused_join_build(gas->fj, gas->css.ss.ss_currentRelation, for_device,
 										 &gas->join_table_id, &gas->fallback_reason);
 
 	if (ok && !gas->task_is_cpu)

@@ -197,6 +197,8 @@ typedef struct GpuJoinState
 	bool		rows_unused;	/* fused aggregation: inner rows are never
 								 * returned nor rechecked on the host, so
 								 * only their keys and values are kept */
+	bool		device_builds;	/* ...and the device alone probes the tables:
+								 * the host sends them unbuilt (no chains) */
 	GxProgram  *program;
 	GxJoinTables *tables;
 	uint32		table_id;		/* CPU engine registration of the tables */
@@ -1590,7 +1592,8 @@ unbuilt_copy(GpuJoinState *gjs, uint64 *rows)
 }
 
 /*
- * Send an unbuilt copy of the tables (unbuilt_copy) to the device beside
+ * Send the tables unbuilt (an unbuilt_copy, or the tables themselves when
+ * build_inner left them so) to the device beside
  * task 'near_task' (0: none), timed for EXPLAIN ANALYZE.  Returns the
  * task id, or 0 with *status and err set.
  */
@@ -1603,9 +1606,21 @@ send_tables(GpuJoinState *gjs, uint32 near_task, int *status, char *err)
 	uint32		task;
 
 	INSTR_TIME_SET_CURRENT(t0);
-	copy = unbuilt_copy(gjs, &rows);
-	task = gx_join_task_create(copy, gjs->table_bytes, rows, near_task, status, err);
-	pfree(copy);
+	if (gjs->device_builds)
+	{
+		/* built without chains (build_inner): they go as they are */
+		rows = 0;
+		for (int d = 0; d < gjs->ndepths; d++)
+			rows += gx_join_table(gjs->tables, d)->nrows;
+		task = gx_join_task_create((char *) gjs->tables, gjs->table_bytes, rows, near_task,
+								   status, err);
+	}
+	else
+	{
+		copy = unbuilt_copy(gjs, &rows);
+		task = gx_join_task_create(copy, gjs->table_bytes, rows, near_task, status, err);
+		pfree(copy);
+	}
 	gjs->inner_upload_ms += gx_elapsed_us(t0) / 1000.0;
 	return task;
 }
@@ -1890,7 +1905,8 @@ build_inner(GpuJoinState *gjs)
 				rows[i].next = 0;
 				woff += rownw[d][i];
 			}
-			for (uint32 i = 0; i < jd->nrows; i++)
+			/* (the device's build kernel inserts them when it alone probes) */
+			for (uint32 i = 0; i < jd->nrows && !gjs->device_builds; i++)
 				if (gx_join_insert(t, i) != 0)
 					elog(ERROR, "gpuext: GpuJoin hash table overflow");
 			off += TYPEALIGN(64, table_bytes[d]);
@@ -1918,7 +1934,9 @@ build_inner(GpuJoinState *gjs)
 	/* a parallel leader: the tables move to a segment its workers map */
 	if (gjs->shared != NULL && !IsParallelWorker())
 		move_to_segment(gjs);
-	gjs->table_id = gx_cpu_table_register(gjs->tables, gjs->inner_cxt);
+	/* unbuilt tables are not the CPU engine's to probe: not registered */
+	gjs->table_id = gjs->device_builds ? 0 :
+		gx_cpu_table_register(gjs->tables, gjs->inner_cxt);
 	gjs->pipe.task_id = gjs->table_id;
 	gjs->inner_built = true;
 	gjs->inner_hash_ms += gx_elapsed_us(t0) / 1000.0;
@@ -3125,12 +3143,14 @@ gx_fused_join_spec(GxFusedJoin *fj, const int *regs, const int *payload_regs, Gx
  * cannot join exactly: an inner key it cannot hold.
  */
 bool
-gx_fused_join_build(GxFusedJoin *fj, Relation outer, uint32 *table_id, const char **why)
+gx_fused_join_build(GxFusedJoin *fj, Relation outer, bool for_device, uint32 *table_id,
+					const char **why)
 {
 	GpuJoinState *gjs = &fj->gjs;
 
 	if (!gjs->inner_built)
 	{
+		gjs->device_builds = for_device;
 		gjs->outer_empty = RelationGetNumberOfBlocks(outer) == 0;
 		build_inner(gjs);
 	}

@@ -37,8 +37,8 @@ extern void gx_fused_join_spec(GxFusedJoin *fj, const int *regs, const int *payl
 extern int	gx_fused_join_payload_type(GxFusedJoin *fj, int p);
 extern uint32 gx_fused_join_upload(GxFusedJoin *fj, uint32 near_task, const char **why);
 extern bool gx_gpujoin_kernels_enabled(void);
-extern bool gx_fused_join_build(GxFusedJoin *fj, Relation outer, uint32 *table_id,
-								const char **why);
+extern bool gx_fused_join_build(GxFusedJoin *fj, Relation outer, bool for_device,
+								uint32 *table_id, const char **why);
 extern void gx_fused_join_reset(GxFusedJoin *fj);
 extern void gx_fused_join_end(GxFusedJoin *fj);
 extern void gx_fused_join_explain(GxFusedJoin *fj, List *context, ExplainState *es);
