@@ -32,9 +32,39 @@ agg_table_init_kernel(GxAggTable *t, uint64_t capacity, uint64_t max_groups)
 	t->rows = 0;
 }
 
+/* One row's verdict 'rc' into the group table; counts it in *my_rows. */
+__device__ __forceinline__ void
+agg_row(int rc, GxAggTable *local, GxAggTable *global, const GxAggSpec *spec, GxDatum *regs,
+		unsigned char *keybuf, uint64_t *my_rows)
+{
+	unsigned char *entry;
+
+	if (rc == GX_ROW_FAIL)
+		return;
+	if (rc == GX_ROW_RECHECK)
+	{
+		global->recheck = 1;
+		return;
+	}
+	entry = gx_agg_group_entry(local, global, spec, regs, keybuf);
+	if (entry == NULL)
+	{
+		/* a key the table cannot hold, or the global table full */
+		global->recheck = 1;
+		return;
+	}
+	if (gx_agg_accumulate(spec, entry, regs) != 0)
+		global->recheck = 1;
+	(*my_rows)++;
+}
+
 /*
  * CACHED: the batch has column cache pages (a separate instantiation, so
- * that batches without them run the kernel as it was).
+ * that batches without them run the kernel as it was).  Their rows are in
+ * device memory: each warp takes one such page at a time (a page holds
+ * about 70-140 rows; a block a page left most of its threads idle and
+ * every block waited on its own chain of loads, the page reference over
+ * the link first), and the block then walks the heap pages as before.
  */
 template <bool CACHED>
 __global__ void __launch_bounds__(AGG_THREADS)
@@ -59,40 +89,44 @@ agg_kernel(GxBatch *batch, const unsigned char *pages, const GxProgram *__restri
 	}
 	local = gx_agg_local_init(smem, spec, local_arg);
 
+	if (CACHED)
+	{
+		uint32_t	warps = blockDim.x / 32;
+		uint32_t	lane = threadIdx.x & 31;
+
+		for (uint32_t p = blockIdx.x * warps + threadIdx.x / 32; p < npages; p += gridDim.x * warps)
+		{
+			const GxCcPage *pg;
+
+			if (!(refs[p].flags & GX_PAGE_CACHED))
+				continue;
+			if (cc == NULL)
+			{
+				if (lane == 0)
+					batch->kernel_error = GX_KERR_NO_TASK;
+				continue;
+			}
+			pg = &gx_cc_pages(cc)[refs[p].buf_id];
+			for (uint32_t i = lane; i < pg->nrows; i += 32)
+				agg_row(gx_scan_cached_row(prog, cc, pg->row_start + i, regs),
+						local, global, spec, regs, keybuf, &my_rows);
+		}
+	}
+
 	for (uint32_t p = blockIdx.x; p < npages; p += gridDim.x)
 	{
-		GxPageRef	ref = refs[p];
+		GxPageRef	ref;
 		const GxCcPage *pg;
-		int64_t		n = gx_page_rows(batch, &ref, CACHED, cc, page, pages, &pg);
-		uint32_t	nrows;
+		int64_t		n;
 
-		if (n < 0)
+		/* (the same for every thread of the block: no barrier is skipped unevenly) */
+		if (CACHED && (refs[p].flags & GX_PAGE_CACHED))
 			continue;
-		nrows = (uint32_t) n;
-		for (uint32_t i = threadIdx.x; i < nrows; i += blockDim.x)
-		{
-			int			rc = (CACHED && pg) ? gx_scan_cached_row(prog, cc, pg->row_start + i, regs) :
-				gx_scan_tuple(prog, (const unsigned char *) page, &ref, i + 1, regs);
-			unsigned char *entry;
-
-			if (rc == GX_ROW_FAIL)
-				continue;
-			if (rc == GX_ROW_RECHECK)
-			{
-				global->recheck = 1;
-				continue;
-			}
-			entry = gx_agg_group_entry(local, global, spec, regs, keybuf);
-			if (entry == NULL)
-			{
-				/* a key the table cannot hold, or the global table full */
-				global->recheck = 1;
-				continue;
-			}
-			if (gx_agg_accumulate(spec, entry, regs) != 0)
-				global->recheck = 1;
-			my_rows++;
-		}
+		ref = refs[p];
+		n = gx_page_rows(batch, &ref, false, cc, page, pages, &pg);
+		for (uint32_t i = threadIdx.x; i < (uint32_t) n; i += blockDim.x)
+			agg_row(gx_scan_tuple(prog, (const unsigned char *) page, &ref, i + 1, regs),
+					local, global, spec, regs, keybuf, &my_rows);
 		__syncthreads();		/* the page buffer is reused */
 	}
 
@@ -183,7 +217,7 @@ gx_launch_agg(const GxLaunch *l, cudaStream_t s)
 		(rc = gx_agg_launch_smem(l, l->cache_dev ? (const void *) agg_kernel<true> :
 								 (const void *) agg_kernel<false>, &smem)) != cudaSuccess)
 		return rc;
-	grid = gx_page_grid(b->npages);
+	grid = l->cache_dev ? gx_cached_page_grid(b) : gx_page_grid(b->npages);
 	if (l->cache_dev)
 		agg_kernel<true><<<grid, AGG_THREADS, smem, s>>>(l->batch_dev, l->pages_dev,
 														 (const GxProgram *) l->scratch_dev,

@@ -54,4 +54,25 @@ gx_page_grid(uint32_t npages)
 	return npages < 65535 ? npages : 65535;
 }
 
+/* Warps of a block that each take one column cache page at a time. */
+#define GX_CACHED_PAGES_PER_BLOCK 8
+
+/*
+ * Blocks of an aggregating launch over a batch with column cache pages
+ * (host view 'b'): one a heap page, and one per GX_CACHED_PAGES_PER_BLOCK
+ * cached pages, whose rows each warp of a block walks on its own.
+ */
+static inline uint32_t
+gx_cached_page_grid(const GxBatch *b)
+{
+	const GxPageRef *refs = gx_batch_pages(b);
+	uint32_t	ncached = 0;
+
+	for (uint32_t i = 0; i < b->npages; i++)
+		if (refs[i].flags & GX_PAGE_CACHED)
+			ncached++;
+	return gx_page_grid(b->npages - ncached +
+						(ncached + GX_CACHED_PAGES_PER_BLOCK - 1) / GX_CACHED_PAGES_PER_BLOCK);
+}
+
 #endif							/* GX_KERNELS_H */

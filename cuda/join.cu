@@ -203,7 +203,8 @@ gx_launch_join(const GxLaunch *l, cudaStream_t s)
  * merged into the global one at the end, as in agg.cu: without them every
  * row of a one-group query (SSB Q1.x) updated the same global entry.
  * CACHED: the batch has column cache pages, whose rows are read from the
- * cache's device copy (gx_join_agg_cached_row), as agg.cu does.
+ * cache's device copy (gx_join_agg_cached_row), one page a warp, as
+ * agg.cu does; the heap pages follow, one a block.
  */
 template <bool CACHED>
 __global__ void __launch_bounds__(JOIN_THREADS)
@@ -230,23 +231,52 @@ join_agg_kernel(GxBatch *batch, const unsigned char *pages, const GxProgram *__r
 		return;
 	}
 	local = gx_agg_local_init(smem, aspec, local_arg);
+	if (CACHED)
+	{
+		uint32_t	warps = blockDim.x / 32;
+		uint32_t	lane = threadIdx.x & 31;
+
+		for (uint32_t p = blockIdx.x * warps + threadIdx.x / 32; p < npages; p += gridDim.x * warps)
+		{
+			const GxCcPage *pg;
+
+			if (!(refs[p].flags & GX_PAGE_CACHED))
+				continue;
+			if (cc == NULL)
+			{
+				if (lane == 0)
+					batch->kernel_error = GX_KERR_NO_TASK;
+				continue;
+			}
+			pg = &gx_cc_pages(cc)[refs[p].buf_id];
+			for (uint32_t i = lane; i < pg->nrows; i += 32)
+			{
+				int			rc = gx_join_agg_cached_row(prog, aspec, jspec, local, t, ts, cc,
+														pg->row_start + i, regs, keybuf, match);
+
+				if (rc == GX_ROW_RECHECK)
+					t->recheck = 1;
+				else if (rc == GX_ROW_PASS)
+					my_rows++;
+			}
+		}
+	}
 	for (uint32_t p = blockIdx.x; p < npages; p += gridDim.x)
 	{
-		GxPageRef	ref = refs[p];
+		GxPageRef	ref;
 		const GxCcPage *pg;
-		int64_t		n = gx_page_rows(batch, &ref, CACHED, cc, page, pages, &pg);
-		uint32_t	nrows;
+		int64_t		n;
 
-		if (n < 0)
+		/* (the same for every thread of the block: no barrier is skipped unevenly) */
+		if (CACHED && (refs[p].flags & GX_PAGE_CACHED))
 			continue;
-		nrows = (uint32_t) n;
-		for (uint32_t i = threadIdx.x; i < nrows; i += blockDim.x)
+		ref = refs[p];
+		n = gx_page_rows(batch, &ref, false, cc, page, pages, &pg);
+		for (uint32_t i = threadIdx.x; i < (uint32_t) n; i += blockDim.x)
 		{
-			int			rc = (CACHED && pg) ?
-				gx_join_agg_cached_row(prog, aspec, jspec, local, t, ts, cc, pg->row_start + i,
-									   regs, keybuf, match) :
-				gx_join_agg_tuple(prog, aspec, jspec, local, t, ts, (const unsigned char *) page,
-								  &ref, i + 1, regs, keybuf, match);
+			int			rc = gx_join_agg_tuple(prog, aspec, jspec, local, t, ts,
+											   (const unsigned char *) page, &ref, i + 1,
+											   regs, keybuf, match);
 
 			if (rc == GX_ROW_RECHECK)
 				t->recheck = 1;
@@ -277,7 +307,7 @@ gx_launch_join_agg(const GxLaunch *l, cudaStream_t s)
 		(rc = gx_agg_launch_smem(l, l->cache_dev ? (const void *) join_agg_kernel<true> :
 								 (const void *) join_agg_kernel<false>, &smem)) != cudaSuccess)
 		return rc;
-	grid = gx_page_grid(b->npages);
+	grid = l->cache_dev ? gx_cached_page_grid(b) : gx_page_grid(b->npages);
 	if (l->cache_dev)
 		join_agg_kernel<true><<<grid, JOIN_THREADS, smem, s>>>(l->batch_dev, l->pages_dev,
 															   (const GxProgram *) l->scratch_dev,
