@@ -18,6 +18,15 @@ SET gpuext.cpu_fallback = off;
 -- the devices
 --
 SELECT service_state, devices > 0 AS has_devices FROM gpuext_status();
+-- the suites before this one end their sessions just before it starts: the
+-- service frees what they held as it notices them gone (up to 20 s here)
+DO $$
+BEGIN
+  FOR i IN 1..200 LOOP
+    EXIT WHEN (SELECT bool_and(memory_used_by_gpuext = 0) FROM gpuext_devices());
+    PERFORM pg_sleep(0.1);
+  END LOOP;
+END $$;
 SELECT count(*) >= 1 AS has_rows,
        bool_and(engine = 'gpu') AS all_gpu,
        bool_and(string_to_array(compute_capability, '.')::int[] >= '{9,0}') AS sm90_or_newer,
