@@ -68,8 +68,10 @@ def decide_measurement(opts, queries):
     """Fill in the measurement options left unset: with a decision report
     (costmodel), where a 10 % margin is judged on queries of a millisecond,
     the configurations of a query are timed interleaved, best of N, with
-    at least BENCH_MIN_CASE_MS = 500 ms of timed runs a case; otherwise
-    each case alone, the median of REPS runs."""
+    at least BENCH_MIN_CASE_MS = 500 ms of timed runs a case, and a timed
+    run of a query shorter than BENCH_BATCH_MS = 20 ms is that many ms of
+    back-to-back executions, their mean; otherwise each case alone, the
+    median of REPS runs."""
     global STAT
     judged = any(q.decisions for q in queries)
     if opts.interleave is None:
@@ -79,6 +81,7 @@ def decide_measurement(opts, queries):
     if opts.stat not in ("median", "best"):
         raise SystemExit("bench: BENCH_STAT must be median or best, not %r" % opts.stat)
     opts.min_case_ms = float(opts.min_case_ms if opts.min_case_ms is not None else (500 if judged else 0))
+    opts.batch_ms = float(opts.batch_ms if opts.batch_ms is not None else (20 if judged else 0))
     STAT = opts.stat
 
 
@@ -90,6 +93,9 @@ def measurement_text(opts):
     if opts.min_case_ms > 0:
         t += " (more for short queries: %.0f ms of timed runs a case, at most %d runs)" % (
             opts.min_case_ms, opts.max_reps)
+    if opts.batch_ms > 0:
+        t += "; a run of a query under %.0f ms: the mean of that many ms of executions back to back (at most %d)" % (
+            opts.batch_ms, MAX_BATCH)
     t += ", configurations %s" % ("interleaved run by run" if opts.interleave else "one after the other")
     return t
 
@@ -121,6 +127,7 @@ class Options:
         self.stat = env("BENCH_STAT")                     # median | best
         self.min_case_ms = env("BENCH_MIN_CASE_MS")       # timed ms a case aims at
         self.max_reps = int(env("BENCH_MAX_REPS", "100"))
+        self.batch_ms = env("BENCH_BATCH_MS")             # a timed run's least length
         self.timeout_s = int(env("BENCH_STATEMENT_TIMEOUT", "900"))
         self.force_parallel = env("BENCH_FORCE_PARALLEL", "0") == "1"
         self.run_all = env("BENCH_RUN_ALL", "0") == "1"
@@ -750,6 +757,8 @@ def reps_wanted(opts, case):
     take longer than BENCH_MAX_CASE_S."""
     est = case.times[0] if case.times else case.exec_ms
     reps = opts.reps
+    if est:
+        est *= batch_size(opts, case)
     if est and opts.min_case_ms > 0:
         reps = max(reps, min(opts.max_reps, int(math.ceil(opts.min_case_ms / max(est, 0.001)))))
     if case.exec_ms and case.exec_ms / 1000.0 * reps > opts.max_case_s:
@@ -762,19 +771,41 @@ def wants_more(opts, case):
             and case.spent <= opts.max_case_s)
 
 
+MAX_BATCH = 50
+
+
+def batch_size(opts, case):
+    """Executions a timed run of the case is made of: for a query shorter
+    than BENCH_BATCH_MS (its first run), enough back to back to fill it.
+    The best single run of a sub-millisecond query measures the luckiest
+    moment of the client, the server and the service; the best of means
+    over some milliseconds compares plans, not moments."""
+    if opts.batch_ms <= 0 or not case.times:
+        return 1
+    return int(min(MAX_BATCH, max(1, math.ceil(opts.batch_ms / max(case.times[0], 0.001)))))
+
+
 def time_once(opts, case, first=False):
-    """One timed run (client wall time of the whole result) on the case's
+    """One timed run (client wall time of the whole result; after the
+    first, the mean of batch_size executions back to back) on the case's
     session; the device status deltas are summed over the case's own runs,
     so that interleaved cases do not count each other's."""
     c = case.conn
+    k = 1 if first else batch_size(opts, case)
     sa = gx_status(c)
     t, n, rows, types = timed_keep(c, case.q.sql, opts.client_rows if first else -1)
+    for _ in range(k - 1):
+        t1, n1, _, _ = timed_keep(c, case.q.sql, -1)
+        t += t1
+        if n1 != n:
+            case.status, case.note = "mismatch", "an execution returned %d rows, another %d" % (n1, n)
     sb = gx_status(c)
     case.spent += t
-    case.times.append(t * 1000.0)
+    case.times.append(t * 1000.0 / k)
     d = status_delta(sa, sb)
     if d is not None:
-        case.run_delta = d if case.run_delta is None else {k: case.run_delta[k] + d[k] for k in d}
+        d = {key: v / k for key, v in d.items()}
+        case.run_delta = d if case.run_delta is None else {key: case.run_delta[key] + d[key] for key in d}
     if first:
         case.rows, case.types = n, types
         if rows is not None:
