@@ -231,6 +231,49 @@ us_to_cost(double us)
 }
 
 /*
+ * The least startup cost of any gpuext path planned for the GPU: its fixed
+ * setup (gx_cost_scan charges it to every GPU scan, which every GpuScan,
+ * GpuJoin and GpuAgg path starts with).  Planner hooks compare it with the
+ * stock paths already made (gx_stock_path_beats) to return before any
+ * program or catalog work where nothing of theirs could win.
+ */
+Cost
+gx_gpu_cost_floor(void)
+{
+	return us_to_cost(gx_gpu_setup_us);
+}
+
+/*
+ * Would add_path (or add_partial_path) reject any new path of this list's
+ * relation that costs at least 'floor' before its first row, has no
+ * pathkeys and no parameterization, returns at least 'rows' rows and is
+ * parallel safe only when 'parallel_safe'?  True when the list holds an
+ * unparameterized path that dominates every such path: cheaper in total
+ * than 'floor' by more than add_path's fuzz factor (pathnode.c's
+ * STD_FUZZ_FACTOR, 1.01), so cheaper in startup and total cost, with no
+ * more rows and at least as parallel safe.  (add_partial_path compares
+ * total costs and pathkeys alone: for its lists pass 'rows' as -1, not
+ * compared, and 'parallel_safe' as false.)  Such a new path would be freed
+ * again at once: not making it plans exactly the same.
+ */
+bool
+gx_stock_path_beats(List *paths, Cost floor, double rows, bool parallel_safe)
+{
+	ListCell   *lc;
+
+	foreach(lc, paths)
+	{
+		Path	   *p = (Path *) lfirst(lc);
+
+		if (p->param_info == NULL && (rows < 0 || p->rows <= rows) &&
+			(p->parallel_safe || !parallel_safe) &&
+			p->total_cost * 1.01 < floor)
+			return true;
+	}
+	return false;
+}
+
+/*
  * The pages of a scan that hold at least one of the rows it returns, the
  * rows spread at random over them.
  */

@@ -556,6 +556,36 @@ protect_child(RelOptInfo *rel, Path *child, Cost cost, Path *gather)
 		rel->pathlist = list_delete_ptr(rel->pathlist, child);
 }
 
+/*
+ * Can no GpuAgg path on the GPU enter the grouped relation?  Its cost is
+ * at least a GPU scan's setup plus the aggregation's (cost_gpuagg; a
+ * Gather over the parallel form costs more), so add_path would reject it
+ * when a stock path with no more rows costs less (gx_stock_path_beats).
+ * Every stock path must cost less, too: protect_child would otherwise
+ * take a fallback child out of the list.  Asked before the quals, keys
+ * and a join to fuse are examined, so that grouping a few rows costs no
+ * more to plan than with gpuext off.
+ */
+static bool
+gpuagg_cannot_win(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel)
+{
+	Cost		floor = gx_gpu_cost_floor() + gx_gpuagg_setup_us / gx_cost_unit_us;
+	List	   *key_exprs = NIL;
+	double		ngroups;
+	ListCell   *lc;
+
+	foreach(lc, output_rel->pathlist)
+		if (((Path *) lfirst(lc))->total_cost * 1.01 >= floor)
+			return false;
+	/* the rows cpath will have */
+	foreach(lc, root->parse->groupClause)
+		key_exprs = lappend(key_exprs,
+							get_sortgroupclause_expr(lfirst_node(SortGroupClause, lc),
+													 root->processed_tlist));
+	ngroups = key_exprs ? estimate_num_groups(root, key_exprs, input_rel->rows, NULL, NULL) : 1;
+	return gx_stock_path_beats(output_rel->pathlist, floor, ngroups, false);
+}
+
 /* create_upper_paths_hook: add GpuAgg paths for GROUP BY over one table. */
 static void
 gpuagg_add_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo *input_rel,
@@ -612,6 +642,11 @@ gpuagg_add_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo *input_r
 	gpu = gpuext_device_mode == GPUEXT_DEVICE_GPU ||
 		(gpuext_device_mode == GPUEXT_DEVICE_AUTO && gx_service_has_gpu(&why));
 	if (!gpu && !gpuext_force_offload)
+		return;
+	/* on the GPU, not forced: nothing to examine where no GpuAgg can win */
+	if (gpu && !gpuext_force_offload &&
+		(input_rel->reloptkind != RELOPT_JOINREL || gx_gpujoin_kernels_enabled()) &&
+		gpuagg_cannot_win(root, input_rel, output_rel))
 		return;
 	/* over a join: a GpuJoin of the table whose quals all run on the device */
 	if (input_rel->reloptkind == RELOPT_JOINREL && gpuext_enable_gpujoin)

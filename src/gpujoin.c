@@ -1005,6 +1005,32 @@ add_gpujoin_paths(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
 	}
 }
 
+/*
+ * Would every GpuJoin path on the GPU of 'joinrel' be rejected at once,
+ * and never be looked for again?  Only for the query's last join with
+ * nothing grouped above it: kept_paths serves a GpuJoin that extends one
+ * more inner relation, or a GpuAgg that fuses the join, even when add_path
+ * rejected it.  A GpuJoin costs at least a GPU scan's setup before its
+ * first row (cost_gpujoin); add_path and add_partial_path reject it when
+ * a stock path of the join costs less (gx_stock_path_beats).  Asked
+ * before any qual or key is examined, so that joining a few small tables
+ * costs no more to plan than with gpuext off.
+ */
+static bool
+gpujoin_cannot_win(PlannerInfo *root, RelOptInfo *joinrel)
+{
+	Cost		floor = gx_gpu_cost_floor();
+
+	if (root->parse->hasAggs || root->parse->groupClause != NIL ||
+		!bms_equal(joinrel->relids, root->all_baserels))
+		return false;
+	if (!gx_stock_path_beats(joinrel->pathlist, floor, joinrel->rows,
+							 joinrel->consider_parallel))
+		return false;
+	return !joinrel->consider_parallel ||
+		gx_stock_path_beats(joinrel->partial_pathlist, floor, -1, false);
+}
+
 /* set_join_pathlist_hook: add GpuJoin paths for a join. */
 static void
 gpujoin_add_paths(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
@@ -1039,6 +1065,8 @@ gpujoin_add_paths(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
 		(gpuext_device_mode == GPUEXT_DEVICE_GPU ||
 		 (gpuext_device_mode == GPUEXT_DEVICE_AUTO && gx_service_has_gpu(&why)));
 	if (!gpu && !gpuext_force_offload)
+		return;
+	if (gpu && !gpuext_force_offload && gpujoin_cannot_win(root, joinrel))
 		return;
 
 	if (outerrel->reloptkind == RELOPT_BASEREL)

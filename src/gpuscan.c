@@ -281,7 +281,13 @@ keep_only_gpuext_paths(RelOptInfo *rel)
 	rel->partial_pathlist = keep;
 }
 
-/* set_rel_pathlist_hook: add GpuScan paths for a base relation. */
+/*
+ * set_rel_pathlist_hook: add GpuScan paths for a base relation.  On the
+ * GPU (not forced), a relation whose stock paths already beat any GPU
+ * scan's fixed setup (a small table, a primary-key lookup) and that gets
+ * no partial path is left before its quals are examined: planning it
+ * costs no more than with gpuext off.
+ */
 static void
 gpuscan_add_paths(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTblEntry *rte)
 {
@@ -289,6 +295,8 @@ gpuscan_add_paths(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTblEntry *
 	List	   *host_quals;
 	const char *why;
 	bool		gpu;
+	bool		serial;
+	int			workers;
 
 	if (prev_set_rel_pathlist_hook)
 		prev_set_rel_pathlist_hook(root, rel, rti, rte);
@@ -304,6 +312,13 @@ gpuscan_add_paths(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTblEntry *
 		(gpuext_device_mode == GPUEXT_DEVICE_AUTO && gx_service_has_gpu(&why));
 	if (!gpu && !gpuext_force_offload)
 		return;
+	workers = rel->consider_parallel && rel->lateral_relids == NULL ?
+		gx_parallel_scan_workers(rel, gpu) : 0;
+	/* a serial path that add_path would reject at once is not made */
+	serial = gpuext_force_offload ||
+		!gx_stock_path_beats(rel->pathlist, gx_gpu_cost_floor(), rel->rows, false);
+	if (!serial && workers == 0)
+		return;
 	if (!gx_split_scan_quals(root, rel, rte, rel->baserestrictinfo, &device_quals, &host_quals))
 		return;
 	if (device_quals == NIL)
@@ -312,16 +327,12 @@ gpuscan_add_paths(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTblEntry *
 	/* forced: drop the other paths first, so nothing can dominate ours */
 	if (gpuext_force_offload)
 		keep_only_gpuext_paths(rel);
-	add_path(rel, (Path *) make_gpuscan_path(root, rel, device_quals, host_quals, 0, gpu));
+	if (serial)
+		add_path(rel, (Path *) make_gpuscan_path(root, rel, device_quals, host_quals, 0, gpu));
 
-	if (rel->consider_parallel && rel->lateral_relids == NULL)
-	{
-		int			workers = gx_parallel_scan_workers(rel, gpu);
-
-		if (workers > 0)
-			gx_add_partial_path(root, rel, (Path *) make_gpuscan_path(root, rel, device_quals,
-																	  host_quals, workers, gpu));
-	}
+	if (workers > 0)
+		gx_add_partial_path(root, rel, (Path *) make_gpuscan_path(root, rel, device_quals,
+																  host_quals, workers, gpu));
 }
 
 /* PlanCustomPath: device quals go to custom_exprs, the rest are host quals. */
