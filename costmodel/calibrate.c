@@ -585,6 +585,37 @@ measure_parallel_page_share(const char *frozen)
 }
 
 /*
+ * Microseconds a parallel query takes longer for each worker it launches
+ * (the postmaster starting it, its attaching to the query's shared memory,
+ * its exit, which the leader waits for): a count of the tiny table (a few
+ * pages, which one process scans in microseconds) under a Gather of
+ * SHARE_WORKERS workers against the same count kept serial by a parallel
+ * restricted function, alternately.  0 where no worker could be launched.
+ * gpuext charges its partial paths what this exceeds parallel_setup_cost
+ * by (worker_launch_cost, cost.c).
+ */
+static double
+measure_parallel_worker(const char *tiny)
+{
+	double		parallel_us;
+	double		serial_us;
+
+	gx_spi_exec(psprintf("ALTER TABLE %s SET (parallel_workers = %d)", tiny, SHARE_WORKERS),
+				SPI_OK_UTILITY);
+	gx_set_local("max_parallel_workers_per_gather", CppAsString2(SHARE_WORKERS));
+	gx_set_local("parallel_setup_cost", "0");
+	gx_set_local("parallel_tuple_cost", "0");
+	gx_set_local("min_parallel_table_scan_size", "0");
+	/* random() is parallel restricted: the second query stays serial */
+	time_pair(psprintf("SELECT count(*) FROM %s WHERE v >= 0 AND abs(v) >= 0", tiny), SPI_OK_SELECT,
+			  psprintf("SELECT count(*) FROM %s WHERE v >= 0 AND random() >= 0", tiny), SPI_OK_SELECT,
+			  9, &parallel_us, &serial_us);
+	gx_set_local("max_parallel_workers_per_gather", "0");
+	gx_spi_exec(psprintf("ALTER TABLE %s RESET (parallel_workers)", tiny), SPI_OK_UTILITY);
+	return Max(parallel_us - serial_us, 0) / SHARE_WORKERS;
+}
+
+/*
  * Microseconds per row (of 'rows' in the table) by which query 'more' takes longer
  * than query 'less', less what PostgreSQL charges per row above (one tuple
  * and one operator, at unit_us per cost unit); at least 0.01.
@@ -840,7 +871,7 @@ Datum
 gpuext_calibrate(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	Measured	m[32];
+	Measured	m[40];
 	int			n = 0;
 	char	   *schema;
 	char	   *scratch;
@@ -938,6 +969,7 @@ gpuext_calibrate(PG_FUNCTION_ARGS)
 		measure_host_visibility(scratch_oid, frozen_oid, &slow_page_us), "us"};
 	time_on_cpu = false;		/* workers, and a pipe's reader */
 	m[n++] = (Measured) {"parallel_page_share", measure_parallel_page_share(frozen), "ratio"};
+	m[n++] = (Measured) {"parallel_worker_us", measure_parallel_worker(tiny), "us"};
 	m[n++] = (Measured) {"client_row_us", measure_client_row(frozen, frozen_rows), "us"};
 
 	/*

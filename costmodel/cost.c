@@ -61,6 +61,7 @@ double		gx_storage_seq_write_us = 40.0;
 double		gx_storage_random_write_us = 400.0;
 double		gx_index_cost_scale = 1.0;
 double		gx_parallel_page_share = 0.0;
+double		gx_parallel_worker_us = 0.0;
 bool		gx_recost_spills = true;
 
 /* Define a real-valued cost parameter. */
@@ -159,6 +160,9 @@ gx_cost_define_gucs(void)
 	define_param("gpuext.parallel_page_share",
 				 "Share of a parallel sequential scan's page cost that its workers divide among themselves when gpuext re-costs PostgreSQL's partial sequential scans.",
 				 &gx_parallel_page_share, 0.0, 0, 1);
+	define_param("gpuext.parallel_worker_us",
+				 "Microseconds a parallel query takes longer for each worker it launches; gpuext charges its own partial paths what that exceeds parallel_setup_cost by.",
+				 &gx_parallel_worker_us, 0.0, 0, 1e7);
 	DefineCustomBoolVariable("gpuext.recost_spills",
 							 "Re-costs PostgreSQL's spilling hash aggregations and sorts with the storage write costs.",
 							 "A page written to a temporary file costs PostgreSQL's page cost times "
@@ -291,6 +295,27 @@ pages_with_rows(const GxScanCostInput *in)
 }
 
 /*
+ * What launching 'workers' parallel workers costs beyond the
+ * parallel_setup_cost that the Gather above charges once, whatever their
+ * number: gpuext.parallel_worker_us each (measured by gpuext_calibrate()).
+ * A gpuext scan of a few milliseconds divides its page work among the
+ * workers, and without this its partial path won over the serial one
+ * that was faster: on the H100 (session 10) TPC-H Q6 at 0.1 (cm_q6) ran
+ * 7.6 ms under a Gather of 7 workers against 4.3 ms serial, the Gather's
+ * first row waiting about 4.6 ms for workers where parallel_setup_cost
+ * stood for 3.0.  Charged to the partial path's startup, as the launch
+ * comes before its first row; not under gpuext.force_offload, whose plans
+ * (the tests' parallel ones among them) stay as they were on any machine.
+ */
+static Cost
+worker_launch_cost(int workers)
+{
+	double		extra_us = workers * gx_parallel_worker_us - parallel_setup_cost * gx_cost_unit_us;
+
+	return extra_us > 0 ? us_to_cost(extra_us) : 0;
+}
+
+/*
  * Cost of a GPU scan (or the same scan on the CPU engine): startup is the
  * engine's setup; the run overlaps host page work with device reading,
  * then adds the work on returned rows: per row, and per page holding any
@@ -335,6 +360,8 @@ gx_cost_scan(const GxScanCostInput *in, Cost *startup, Cost *total)
 	}
 	run_us += (in->rows_out * gx_host_tuple_us +
 			   pages_with_rows(in) * gx_host_row_page_us) / workers;
+	if (in->parallel_workers > 0 && !gpuext_force_offload)
+		*startup += worker_launch_cost(in->parallel_workers);
 	*total = *startup + us_to_cost(run_us) +
 		in->rows_out * (cpu_tuple_cost + in->host_qual_per_row) / workers;
 }
