@@ -530,14 +530,20 @@ def status_delta(a, b):
     return {k: b[k] - a[k] for k in STATUS_COLS}
 
 
-def walk_plan(node, fn):
+def walk_plan(node, fn, executed_only=False):
+    """fn on every node of the plan tree; with executed_only, not on a
+    subtree that EXPLAIN ANALYZE says never ran (Actual Loops 0: a GpuAgg's
+    fallback plan when the device returned the groups, say)."""
+    if executed_only and node.get("Actual Loops") == 0:
+        return
     fn(node)
     for ch in node.get("Plans", []) or []:
-        walk_plan(ch, fn)
+        walk_plan(ch, fn, executed_only)
 
 
-def plan_summary(plan_json):
-    """(shape string, gpuext nodes summed up, parallel workers launched)."""
+def plan_summary(plan_json, executed_only=False):
+    """(shape string, gpuext nodes summed up, parallel workers launched);
+    executed_only: of the nodes that ran (walk_plan)."""
     root = plan_json[0]["Plan"]
     gx = {"nodes": 0, "providers": [], "engine": [], "pages": 0, "cached_pages": 0, "heap_kb": 0, "device_ms": 0.0,
           "gpu_batches": 0, "cpu_batches": 0, "fallback_batches": 0, "rows_rechecked": 0,
@@ -579,7 +585,7 @@ def plan_summary(plan_json):
         elif t in ("Hash Join", "Nested Loop", "Merge Join", "Aggregate", "Sort"):
             s = n.get("Strategy")
             parts.append(t.replace(" ", "") + ("/" + s if s and t == "Aggregate" else ""))
-    walk_plan(root, fn)
+    walk_plan(root, fn, executed_only)
     gx["engine"] = "+".join(gx["engine"])
     return " > ".join(parts), gx, launched[0]
 
@@ -678,6 +684,7 @@ class Case:
         self.fingerprint = None
         self.plan = None
         self.shape = ""
+        self.exec_shape = None          # the nodes that ran (EXPLAIN ANALYZE)
         self.gx = None
         self.workers = 0
         self.exec_ms = None
@@ -740,6 +747,8 @@ def start_case(opts, q, cfg):
         case.explain_delta = status_delta(st0, st1)
         case.plan = plan
         case.shape, case.gx, case.workers = plan_summary(plan)
+        if opts.explain == "analyze":
+            case.exec_shape = plan_summary(plan, executed_only=True)[0]
         case.conn = c
         case.spent = 0.0
         case.run_delta = None
@@ -1298,7 +1307,7 @@ def write_outputs(opts, info, limits, phases, configs, queries, cases_by_q, summ
             doc["cases"].append({
                 "set": q.set, "query": q.name, "sql": q.sql, "config": cfg.name, "status": c.status,
                 "note": c.note, "rows": c.rows, "times_ms": c.times, "median_ms": c.median(), "best_ms": c.best(),
-                "cold_ms": c.cold, "fingerprint": c.fingerprint, "plan_shape": c.shape,
+                "cold_ms": c.cold, "fingerprint": c.fingerprint, "plan_shape": c.shape, "exec_plan_shape": c.exec_shape,
                 "workers_launched": c.workers, "case_seconds": round(c.elapsed, 3), "server_crash": c.crashed, "explain_execution_ms": c.exec_ms, "explain_planning_ms": c.plan_ms,
                 "gpuext_nodes": c.gx, "status_delta_explain": c.explain_delta, "status_delta_per_run": c.run_delta,
                 "plan": c.plan})

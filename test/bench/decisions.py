@@ -142,8 +142,13 @@ def report(queries, cases_by_q, gpu):
             r["auto_minus_best_ms"] = auto - best
             # auto ran the very plan of the faster forced configuration: a
             # gap between them is the spread of their timed runs, not a choice
+            # (compared as run: a GpuAgg's fallback plan, which the planner
+            # made from other paths but the device's result left unrun,
+            # does not make two plans differ)
             best_c = cpu_c if r["faster"] != "gpu" else gpu_c
-            r["same_plan_as_best"] = bool(auto_c.shape) and auto_c.shape == best_c.shape
+            a_shape = getattr(auto_c, "exec_shape", None) or auto_c.shape
+            b_shape = getattr(best_c, "exec_shape", None) or best_c.shape
+            r["same_plan_as_best"] = bool(a_shape) and a_shape == b_shape
             r["picked_faster"] = (r["auto_side"] == r["faster"].replace("-only", "")
                                   or r["auto_over_best"] <= 1 + PICK_TOL)
             if r["auto_gpuext"]:
