@@ -99,9 +99,9 @@ SET gpuext.max_batch_pages = 100;
 EXPLAIN (COSTS OFF) SELECT k, payload FROM cmp_keys WHERE payload < 200 ORDER BY payload, k;
 RESET gpuext.max_batch_pages;
 
--- 4. Launching workers: what gpuext.parallel_worker_us times the workers
--- exceeds parallel_setup_cost by is charged to gpuext's partial paths.
--- With parallel_setup_cost at 0, an aggregation of cmp_keys runs under a
+-- 4. Launching workers, gpuext.parallel_worker_us apart: what the launches
+-- take beyond a process's run, less parallel_setup_cost, is charged to
+-- gpuext's partial paths.  With parallel_setup_cost at 0, an aggregation of cmp_keys runs under a
 -- Gather while a launch costs nothing; at 1 ms a worker its serial GpuAgg
 -- is the cheaper plan (on the H100, TPC-H Q6 at 0.1 took 7.6 ms with 7
 -- workers against 4.3 ms serial, session 10).
