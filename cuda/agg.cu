@@ -61,10 +61,8 @@ agg_row(int rc, GxAggTable *local, GxAggTable *global, const GxAggSpec *spec, Gx
 /*
  * CACHED: the batch has column cache pages (a separate instantiation, so
  * that batches without them run the kernel as it was).  Their rows are in
- * device memory: each warp takes one such page at a time (a page holds
- * about 70-140 rows; a block a page left most of its threads idle and
- * every block waited on its own chain of loads, the page reference over
- * the link first), and the block then walks the heap pages as before.
+ * device memory, one page a warp; then the heap pages, one a block
+ * (gx_batch_rows).
  */
 template <bool CACHED>
 __global__ void __launch_bounds__(AGG_THREADS)
@@ -74,8 +72,6 @@ agg_kernel(GxBatch *batch, const unsigned char *pages, const GxProgram *__restri
 	extern __shared__ uint4 smem[];
 	uint4	   *page = smem;
 	const GxAggSpec *spec = (const GxAggSpec *) gx_program_spec(prog);
-	const GxPageRef *refs = gx_batch_pages(batch);
-	uint32_t	npages = batch->npages;
 	GxAggTable *local;
 	GxDatum		regs[GX_MAX_REGS];
 	unsigned char keybuf[GX_AGG_MAX_KEYS * (8 + GX_KEY_TEXT_MAX)];
@@ -89,46 +85,15 @@ agg_kernel(GxBatch *batch, const unsigned char *pages, const GxProgram *__restri
 	}
 	local = gx_agg_local_init(smem, spec, local_arg);
 
-	if (CACHED)
-	{
-		uint32_t	warps = blockDim.x / 32;
-		uint32_t	lane = threadIdx.x & 31;
-
-		for (uint32_t p = blockIdx.x * warps + threadIdx.x / 32; p < npages; p += gridDim.x * warps)
-		{
-			const GxCcPage *pg;
-
-			if (!(refs[p].flags & GX_PAGE_CACHED))
-				continue;
-			if (cc == NULL)
-			{
-				if (lane == 0)
-					batch->kernel_error = GX_KERR_NO_TASK;
-				continue;
-			}
-			pg = &gx_cc_pages(cc)[refs[p].buf_id];
-			for (uint32_t i = lane; i < pg->nrows; i += 32)
-				agg_row(gx_scan_cached_row(prog, cc, pg->row_start + i, regs),
-						local, global, spec, regs, keybuf, &my_rows);
-		}
-	}
-
-	for (uint32_t p = blockIdx.x; p < npages; p += gridDim.x)
-	{
-		GxPageRef	ref;
-		const GxCcPage *pg;
-		int64_t		n;
-
-		/* (the same for every thread of the block: no barrier is skipped unevenly) */
-		if (CACHED && (refs[p].flags & GX_PAGE_CACHED))
-			continue;
-		ref = refs[p];
-		n = gx_page_rows(batch, &ref, false, cc, page, pages, &pg);
-		for (uint32_t i = threadIdx.x; i < (uint32_t) n; i += blockDim.x)
-			agg_row(gx_scan_tuple(prog, (const unsigned char *) page, &ref, i + 1, regs),
-					local, global, spec, regs, keybuf, &my_rows);
-		__syncthreads();		/* the page buffer is reused */
-	}
+	gx_batch_rows<CACHED>(batch, cc, page, pages,
+		[&](uint64_t row) {
+			agg_row(gx_scan_cached_row(prog, cc, row, regs), local, global, spec, regs, keybuf,
+					&my_rows);
+		},
+		[&](const GxPageRef *ref, uint32_t off) {
+			agg_row(gx_scan_tuple(prog, (const unsigned char *) page, ref, off, regs), local,
+					global, spec, regs, keybuf, &my_rows);
+		});
 
 	if (my_rows)
 		atomicAdd((unsigned long long *) &global->rows, my_rows);

@@ -193,6 +193,16 @@ gx_launch_join(const GxLaunch *l, cudaStream_t s)
 	return cudaGetLastError();
 }
 
+/* One joined row's verdict 'rc': a recheck flags the table, a pass counts. */
+__device__ __forceinline__ void
+count_row(int rc, GxAggTable *t, uint64_t *my_rows)
+{
+	if (rc == GX_ROW_RECHECK)
+		t->recheck = 1;
+	else if (rc == GX_ROW_PASS)
+		(*my_rows)++;
+}
+
 /*
  * GpuAgg fused with a join (GX_REQ_AGG with arg2 naming the join tables'
  * task): each tuple runs the program, probes every depth and updates its
@@ -203,8 +213,8 @@ gx_launch_join(const GxLaunch *l, cudaStream_t s)
  * merged into the global one at the end, as in agg.cu: without them every
  * row of a one-group query (SSB Q1.x) updated the same global entry.
  * CACHED: the batch has column cache pages, whose rows are read from the
- * cache's device copy (gx_join_agg_cached_row), one page a warp, as
- * agg.cu does; the heap pages follow, one a block.
+ * cache's device copy (gx_join_agg_cached_row), one page a warp, then
+ * the heap pages one a block (gx_batch_rows, as agg.cu).
  */
 template <bool CACHED>
 __global__ void __launch_bounds__(JOIN_THREADS)
@@ -216,8 +226,6 @@ join_agg_kernel(GxBatch *batch, const unsigned char *pages, const GxProgram *__r
 	GxAggTable *local;
 	const GxAggSpec *aspec = (const GxAggSpec *) gx_program_spec(prog);
 	const GxJoinSpec *jspec = gx_join_spec_after_agg(aspec);
-	const GxPageRef *refs = gx_batch_pages(batch);
-	uint32_t	npages = batch->npages;
 	GxDatum		regs[GX_MAX_REGS];
 	unsigned char keybuf[GX_AGG_MAX_KEYS * (8 + GX_KEY_TEXT_MAX)];
 	uint32_t	match[GX_JOIN_MAX_DEPTH];
@@ -231,60 +239,16 @@ join_agg_kernel(GxBatch *batch, const unsigned char *pages, const GxProgram *__r
 		return;
 	}
 	local = gx_agg_local_init(smem, aspec, local_arg);
-	if (CACHED)
-	{
-		uint32_t	warps = blockDim.x / 32;
-		uint32_t	lane = threadIdx.x & 31;
-
-		for (uint32_t p = blockIdx.x * warps + threadIdx.x / 32; p < npages; p += gridDim.x * warps)
-		{
-			const GxCcPage *pg;
-
-			if (!(refs[p].flags & GX_PAGE_CACHED))
-				continue;
-			if (cc == NULL)
-			{
-				if (lane == 0)
-					batch->kernel_error = GX_KERR_NO_TASK;
-				continue;
-			}
-			pg = &gx_cc_pages(cc)[refs[p].buf_id];
-			for (uint32_t i = lane; i < pg->nrows; i += 32)
-			{
-				int			rc = gx_join_agg_cached_row(prog, aspec, jspec, local, t, ts, cc,
-														pg->row_start + i, regs, keybuf, match);
-
-				if (rc == GX_ROW_RECHECK)
-					t->recheck = 1;
-				else if (rc == GX_ROW_PASS)
-					my_rows++;
-			}
-		}
-	}
-	for (uint32_t p = blockIdx.x; p < npages; p += gridDim.x)
-	{
-		GxPageRef	ref;
-		const GxCcPage *pg;
-		int64_t		n;
-
-		/* (the same for every thread of the block: no barrier is skipped unevenly) */
-		if (CACHED && (refs[p].flags & GX_PAGE_CACHED))
-			continue;
-		ref = refs[p];
-		n = gx_page_rows(batch, &ref, false, cc, page, pages, &pg);
-		for (uint32_t i = threadIdx.x; i < (uint32_t) n; i += blockDim.x)
-		{
-			int			rc = gx_join_agg_tuple(prog, aspec, jspec, local, t, ts,
-											   (const unsigned char *) page, &ref, i + 1,
-											   regs, keybuf, match);
-
-			if (rc == GX_ROW_RECHECK)
-				t->recheck = 1;
-			else if (rc == GX_ROW_PASS)
-				my_rows++;
-		}
-		__syncthreads();		/* the page buffer is reused */
-	}
+	gx_batch_rows<CACHED>(batch, cc, page, pages,
+		[&](uint64_t row) {
+			count_row(gx_join_agg_cached_row(prog, aspec, jspec, local, t, ts, cc, row, regs,
+											 keybuf, match), t, &my_rows);
+		},
+		[&](const GxPageRef *ref, uint32_t off) {
+			count_row(gx_join_agg_tuple(prog, aspec, jspec, local, t, ts,
+										(const unsigned char *) page, ref, off, regs, keybuf,
+										match), t, &my_rows);
+		});
 	if (my_rows)
 		atomicAdd((unsigned long long *) &t->rows, (unsigned long long) my_rows);
 	gx_agg_local_merge(smem, local_arg, t, aspec);
