@@ -1934,9 +1934,10 @@ build_inner(GpuJoinState *gjs)
 				woff += rownw[d][i];
 			}
 			/* (the device's build kernel inserts them when it alone probes) */
-			for (uint32 i = 0; i < jd->nrows && !gjs->device_builds; i++)
-				if (gx_join_insert(t, i) != 0)
-					elog(ERROR, "gpuext: GpuJoin hash table overflow");
+			if (!gjs->device_builds)
+				for (uint32 i = 0; i < jd->nrows; i++)
+					if (gx_join_insert(t, i) != 0)
+						elog(ERROR, "gpuext: GpuJoin hash table overflow");
 			off += TYPEALIGN(64, table_bytes[d]);
 		}
 	}

@@ -146,8 +146,8 @@ def report(queries, cases_by_q, gpu):
             # made from other paths but the device's result left unrun,
             # does not make two plans differ)
             best_c = cpu_c if r["faster"] != "gpu" else gpu_c
-            a_shape = getattr(auto_c, "exec_shape", None) or auto_c.shape
-            b_shape = getattr(best_c, "exec_shape", None) or best_c.shape
+            a_shape = auto_c.exec_shape or auto_c.shape
+            b_shape = best_c.exec_shape or best_c.shape
             r["same_plan_as_best"] = bool(a_shape) and a_shape == b_shape
             r["picked_faster"] = (r["auto_side"] == r["faster"].replace("-only", "")
                                   or r["auto_over_best"] <= 1 + PICK_TOL)
