@@ -68,6 +68,8 @@ typedef struct ServiceTask
  * gpuext_ptree mirrors between queries besides its queries' own tasks
  */
 #define GX_MAX_TASKS 1024
+/* the service trims the device memory pools after this long idle */
+#define POOL_TRIM_IDLE_MS 10000
 
 /* a request the service has started on a device */
 typedef struct Inflight
@@ -1052,6 +1054,8 @@ void
 gpuext_service_main(Datum arg)
 {
 	TimestampTz last_refresh = 0;
+	TimestampTz last_busy = 0;
+	bool		trimmed = true;
 
 	pqsignal(SIGTERM, SignalHandlerForShutdownRequest);
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
@@ -1099,16 +1103,31 @@ gpuext_service_main(Datum arg)
 			/* work in flight: poll again soon, yielding the core meanwhile */
 			if (!progress)
 				sched_yield();
+			last_busy = GetCurrentTimestamp();
+			trimmed = false;
 			continue;
 		}
 		if (progress)
+		{
+			last_busy = GetCurrentTimestamp();
+			trimmed = false;
 			continue;
+		}
 
 		if (TimestampDifferenceExceeds(last_refresh, GetCurrentTimestamp(), 1000))
 		{
-			/* idle: the memory pools keep nothing cached */
-			for (int d = 0; d < ndevices; d++)
-				gxr_trim(d);
+			/*
+			 * Idle for a while: the memory pools give their memory back.  Not
+			 * at the first idle moment: queries that come seconds apart would
+			 * each allocate their device memory afresh (mapping it again).
+			 */
+			if (!trimmed &&
+				TimestampDifferenceExceeds(last_busy, GetCurrentTimestamp(), POOL_TRIM_IDLE_MS))
+			{
+				for (int d = 0; d < ndevices; d++)
+					gxr_trim(d);
+				trimmed = true;
+			}
 			refresh_device_info();
 			collect_orphan_tasks();
 			sweep_cache_tasks();

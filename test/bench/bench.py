@@ -80,7 +80,9 @@ def decide_measurement(opts, queries):
         opts.stat = "best" if judged else "median"
     if opts.stat not in ("median", "best"):
         raise SystemExit("bench: BENCH_STAT must be median or best, not %r" % opts.stat)
-    opts.min_case_ms = float(opts.min_case_ms if opts.min_case_ms is not None else (500 if judged else 0))
+    if opts.one_session is None:
+        opts.one_session = opts.interleave
+    opts.min_case_ms = float(opts.min_case_ms if opts.min_case_ms is not None else (1000 if judged else 0))
     opts.batch_ms = float(opts.batch_ms if opts.batch_ms is not None else (20 if judged else 0))
     STAT = opts.stat
 
@@ -97,6 +99,8 @@ def measurement_text(opts):
         t += "; a run of a query under %.0f ms: the mean of that many ms of executions back to back (at most %d)" % (
             opts.batch_ms, MAX_BATCH)
     t += ", configurations %s" % ("interleaved run by run" if opts.interleave else "one after the other")
+    if opts.interleave and opts.one_session:
+        t += " in one session (its settings switched between runs)"
     return t
 
 
@@ -128,6 +132,7 @@ class Options:
         self.min_case_ms = env("BENCH_MIN_CASE_MS")       # timed ms a case aims at
         self.max_reps = int(env("BENCH_MAX_REPS", "100"))
         self.batch_ms = env("BENCH_BATCH_MS")             # a timed run's least length
+        self.one_session = flag_env("BENCH_ONE_SESSION")  # interleaved configurations share a backend
         self.timeout_s = int(env("BENCH_STATEMENT_TIMEOUT", "900"))
         self.force_parallel = env("BENCH_FORCE_PARALLEL", "0") == "1"
         self.run_all = env("BENCH_RUN_ALL", "0") == "1"
@@ -693,6 +698,7 @@ class Case:
         self.run_delta = None
         self.elapsed = 0.0        # wall seconds of the whole case (plans, runs, digest)
         self.conn = None          # its session while it runs
+        self.shared = False       # conn is shared with the query's other configurations
         self.spent = 0.0          # seconds of timed runs
         self.crashed = False
 
@@ -717,17 +723,36 @@ def open_session(opts, cfg):
     return c
 
 
-def start_case(opts, q, cfg):
-    """Open the case's session with the configuration's settings, plan the
-    query, skip it when not offloaded, run EXPLAIN ANALYZE once (which also
-    warms the session) and the first timed run, which keeps the rows.
-    Returns the case with its session in case.conn (None when done)."""
+def switch_session(opts, case):
+    """On a session shared by a query's configurations: make the case's
+    configuration the one in force (outside any timing), unless it is."""
+    c = case.conn
+    if not case.shared or getattr(c, "config_name", None) == case.cfg.name:
+        return
+    c.execute("RESET ALL")
+    for s in session_sql(opts, case.cfg):
+        c.execute(s)
+    c.config_name = case.cfg.name
+
+
+def start_case(opts, q, cfg, shared=None):
+    """Open the case's session with the configuration's settings (or take
+    the shared one and switch it to them), plan the query, skip it when not
+    offloaded, run EXPLAIN ANALYZE once (which also warms the session) and
+    the first timed run, which keeps the rows.  Returns the case with its
+    session in case.conn (None when done)."""
     case = Case(q, cfg)
     case.conn = None
     try:
-        c = open_session(opts, cfg)
+        if shared is not None:
+            case.conn, case.shared = shared, True
+            switch_session(opts, case)
+            c = shared
+        else:
+            c = open_session(opts, cfg)
     except PGError as e:
         case.status, case.note = "error", str(e)
+        case.conn = None
         return case
     try:
         plan = json.loads(c.one("EXPLAIN (FORMAT JSON) " + q.sql))
@@ -736,7 +761,7 @@ def start_case(opts, q, cfg):
         # gx_auto is timed even when it chose the stock plan
         if cfg.gx and gx["nodes"] == 0 and not opts.run_all and not (q.decisions and cfg.name == "gx_auto"):
             case.status, case.note, case.plan, case.shape = "skipped", "not offloaded", plan, shape
-            c.close()
+            close_case_session(case, c)
             return case
         st0 = gx_status(c)
         if opts.explain == "analyze":
@@ -755,9 +780,15 @@ def start_case(opts, q, cfg):
         time_once(opts, case, first=True)
     except PGError as e:
         case.status, case.note = "error", str(e).splitlines()[0] if str(e) else "error"
-        c.close()
-        case.conn = None
+        close_case_session(case, c)
     return case
+
+
+def close_case_session(case, c):
+    """Close the case's own session; a shared one stays open for the others."""
+    if not case.shared:
+        c.close()
+    case.conn = None
 
 
 def reps_wanted(opts, case):
@@ -801,6 +832,7 @@ def time_once(opts, case, first=False):
     so that interleaved cases do not count each other's."""
     c = case.conn
     k = 1 if first else batch_size(opts, case)
+    switch_session(opts, case)
     sa = gx_status(c)
     t, n, rows, types = timed_keep(c, case.q.sql, opts.client_rows if first else -1)
     for _ in range(k - 1):
@@ -833,14 +865,14 @@ def finish_case(case):
         if case.run_delta is not None and case.times:
             case.run_delta = {k: v / len(case.times) for k, v in case.run_delta.items()}
         if case.status == "ok" and case.result is None:
+            switch_session(opts, case)
             r = c.rows(digest_sql(case.q.sql, case.types))[0]
             case.digest = "%s:%s" % (r[0], r[1])
             case.fingerprint = case.digest
     except PGError as e:
         case.status, case.note = "error", str(e).splitlines()[0] if str(e) else "error"
     finally:
-        c.close()
-        case.conn = None
+        close_case_session(case, c)
     return case
 
 
@@ -858,12 +890,24 @@ def run_case(opts, q, cfg):
 def run_cases_interleaved(opts, q, configs):
     """Every configuration of a query in rounds: each round runs each case
     that wants more runs once, the configurations in a rotating order, so
-    that a slow moment of the machine falls on all of them alike.  Returns
-    {name: case} in configuration order, elapsed seconds each."""
+    that a slow moment of the machine falls on all of them alike.  With
+    BENCH_ONE_SESSION (on by default here) they share one session, its
+    settings switched before each run: two sessions' backends run the very
+    same plan at different speeds (on the H100's VM in session 10, one
+    session's best batch mean of a 0.5 ms GpuAgg was 30 %% above the other's,
+    slower in 21 of 25 rounds), so a comparison between configurations
+    measured the backends as well.  Returns {name: case} in configuration
+    order, elapsed seconds each."""
     cases = {}
+    shared = None
+    if opts.one_session:
+        try:
+            shared = connect(opts, retries=3)
+        except PGError:
+            shared = None       # each case then reports its own error
     for cfg in configs:
         tc = time.time()
-        cases[cfg.name] = start_case(opts, q, cfg)
+        cases[cfg.name] = start_case(opts, q, cfg, shared)
         cases[cfg.name].elapsed = time.time() - tc
     order = [cases[cfg.name] for cfg in configs]
     r = 0
@@ -881,6 +925,8 @@ def run_cases_interleaved(opts, q, configs):
         tc = time.time()
         finish_case(case)
         case.elapsed += time.time() - tc
+    if shared is not None:
+        shared.close()
     return cases
 
 
