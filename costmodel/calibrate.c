@@ -68,6 +68,7 @@ PG_FUNCTION_INFO_V1(gpuext_calibrate);
 #define FROZEN_ROW_BYTES 136.0	/* on the page: header, int, text */
 #define SETUP_RUNS		300		/* runs of each side of measure_setup */
 #define TINY_ROWS		1000
+#define TINY_PAD		"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"	/* 40 bytes */
 #define NARROW_ROW_BYTES 36.0	/* on the page: header, int, line pointer */
 #define SHARE_WORKERS	4		/* workers of the parallel_page_share scan */
 #define STORAGE_FILE_MB 16
@@ -664,8 +665,14 @@ measure_host_group(const char *scratch, double unit_us)
  * about 15 rows each) and about one row a page, each against the same
  * scan returning none, alternately.  The rows go to a count over a
  * subquery kept apart with OFFSET 0, so that the scan itself returns each
- * of them, with both columns.  With D and S the extra microseconds of the
- * dense and the sparse scan, rows_d and rows_s their rows, P the pages and
+ * of them, and a filter above it that reads their text column, so that
+ * the scan forms each row from its tuple as it does for a query that uses
+ * its rows (a count alone made the planner replace the subquery's columns
+ * with NULLs, and the scan never read a returned row: session 10 measured
+ * 0.03 us a row on the H100, where cm_rows_lineitem's GpuScan spent about
+ * 0.2, by its wall time less its page work and the sending of its
+ * rows).  With D and S the extra microseconds of the dense and the sparse
+ * scan, rows_d and rows_s their rows, P the pages and
  * T the pages of the sparse rows: D = rows_d a + P b, S = rows_s a + T b.
  * PostgreSQL's own charge per returned row (one tuple and one operator,
  * at unit_us per cost unit) is taken off the per-row part.
@@ -674,7 +681,8 @@ static void
 measure_host_rows(const char *frozen, Oid frozen_oid, int rows, double unit_us,
 				  double *tuple_us, double *page_us)
 {
-	const char *q = "SELECT count(*) FROM (SELECT v, pad FROM %s WHERE v %% %d = %d OFFSET 0) s";
+	const char *q = "SELECT count(*) FROM (SELECT v, pad FROM %s WHERE v %% %d = %d OFFSET 0) s "
+		"WHERE s.pad IS NOT NULL";
 	Relation	rel = table_open(frozen_oid, AccessShareLock);
 	double		pages = Max(RelationGetNumberOfBlocks(rel), 1);
 	/* rows are loaded in order, as many on each page: about one a page */
@@ -801,7 +809,11 @@ measure_setup(const char *q, bool gpuagg, double *stock_us)
  * pages is scanned some times faster a unit, and without this the GPU's
  * fixed cost, compared with an overestimated stock plan, sent a 1000-row
  * table to the GPU (cm_1k_rows, H100 session 10: estimated 17 us cheaper,
- * 22 us slower).
+ * 22 us slower).  Most of the overestimate is per page (a page held in
+ * the caches is read in a fraction of seq_page_cost's microseconds), so
+ * the tiny table has as many pages as a small table of a few columns has:
+ * with 1000 one-int rows (5 pages) it still sent cm_1k (11 pages) to the
+ * GPU in session 10.
  */
 static void
 measure_setups(const char *tiny, double unit_us, double *scan_us, double *agg_us)
@@ -969,7 +981,8 @@ gpuext_calibrate(PG_FUNCTION_ARGS)
 	 * The narrow table: one int a row (a tuple as large as the scratch
 	 * table's), frozen and all-visible like the tables of a database at
 	 * rest, 64 MB (or an eighth of shared_buffers when that is less); and
-	 * the tiny one, its first 1000 rows.
+	 * the tiny one: 1000 rows of an int and 40 bytes of text, about ten
+	 * pages, the shape of a small dimension table (see measure_setups).
 	 */
 	narrow = psprintf("%s.gpuext_calibration_narrow", schema);
 	narrow_rows = (int) Max(Min(64.0 * 1024 * 1024, (double) NBuffers * BLCKSZ / 8) / NARROW_ROW_BYTES,
@@ -978,7 +991,7 @@ gpuext_calibrate(PG_FUNCTION_ARGS)
 	narrow_oid = RangeVarGetRelid(makeRangeVarFromNameList(stringToQualifiedNameList(narrow)),
 								  AccessShareLock, false);
 	tiny = psprintf("%s.gpuext_calibration_tiny", schema);
-	make_seq_table(tiny, "v int", "%.0f", TINY_ROWS);
+	make_seq_table(tiny, "v int, pad text", psprintf("%%.0f,%s", TINY_PAD), TINY_ROWS);
 
 	/* settings changed from here on are restored when the function returns */
 	guc_level = NewGUCNestLevel();
