@@ -856,7 +856,7 @@ def time_once(opts, case, first=False):
         case.status, case.note = "mismatch", "run %d returned %d rows, run 1 %d" % (len(case.times), n, case.rows)
 
 
-def finish_case(case):
+def finish_case(opts, case):
     """Per-run device deltas, the digest of a large result; close the session."""
     c = case.conn
     if c is None:
@@ -884,7 +884,7 @@ def run_case(opts, q, cfg):
             time_once(opts, case)
     except PGError as e:
         case.status, case.note = "error", str(e).splitlines()[0] if str(e) else "error"
-    return finish_case(case)
+    return finish_case(opts, case)
 
 
 def run_cases_interleaved(opts, q, configs):
@@ -923,7 +923,7 @@ def run_cases_interleaved(opts, q, configs):
         r += 1
     for case in order:
         tc = time.time()
-        finish_case(case)
+        finish_case(opts, case)
         case.elapsed += time.time() - tc
     if shared is not None:
         shared.close()
