@@ -661,9 +661,12 @@ measure_host_group(const char *scratch, double unit_us)
  * before, so the second part is about 0 there.)
  *
  * Measured on the frozen table (larger than the CPU's caches, as the
- * tables a GpuScan pays off on are): returning one row in 4 (every page,
- * about 15 rows each) and about one row a page, each against the same
- * scan returning none, alternately.  The rows go to a count over a
+ * tables a GpuScan pays off on are): returning one row in 4 (nearly every
+ * page, about 15 rows each) and about one row a page, each against the
+ * same scan returning none, alternately.  The rows are picked at random
+ * places (a hash of the row's number), as a filter's rows mostly are:
+ * every fourth row, as before, let the CPU prefetch the next one's
+ * memory at its constant stride.  The rows go to a count over a
  * subquery kept apart with OFFSET 0, so that the scan itself returns each
  * of them, and a filter above it that reads their text column, so that
  * the scan forms each row from its tuple as it does for a query that uses
@@ -672,8 +675,8 @@ measure_host_group(const char *scratch, double unit_us)
  * 0.03 us a row on the H100, where cm_rows_lineitem's GpuScan spent about
  * 0.2, by its wall time less its page work and the sending of its
  * rows).  With D and S the extra microseconds of the dense and the sparse
- * scan, rows_d and rows_s their rows, P the pages and
- * T the pages of the sparse rows: D = rows_d a + P b, S = rows_s a + T b.
+ * scan, rows_d and rows_s their rows and T_d and T_s the pages that hold
+ * them: D = rows_d a + T_d b, S = rows_s a + T_s b.
  * PostgreSQL's own charge per returned row (one tuple and one operator,
  * at unit_us per cost unit) is taken off the per-row part.
  */
@@ -681,16 +684,18 @@ static void
 measure_host_rows(const char *frozen, Oid frozen_oid, int rows, double unit_us,
 				  double *tuple_us, double *page_us)
 {
-	const char *q = "SELECT count(*) FROM (SELECT v, pad FROM %s WHERE v %% %d = %d OFFSET 0) s "
-		"WHERE s.pad IS NOT NULL";
+	/* rows picked at random places: a multiplicative hash of v */
+	const char *q = "SELECT count(*) FROM (SELECT v, pad FROM %s "
+		"WHERE (v::int8 * 2654435761 %% 1000003) %% %d = %d OFFSET 0) s WHERE s.pad IS NOT NULL";
 	Relation	rel = table_open(frozen_oid, AccessShareLock);
 	double		pages = Max(RelationGetNumberOfBlocks(rel), 1);
-	/* rows are loaded in order, as many on each page: about one a page */
+	/* the sparse scan: about one row in as many as a page holds */
 	int			sparse_mod = (int) Max(floor(rows / pages), 8);
 	double		rows_d = rows / 4.0;
 	double		rows_s = (double) rows / sparse_mod;
-	double		touched_s = Min(rows_s, pages);
-	double		det = rows_d * touched_s - pages * rows_s;
+	double		touched_d = pages * (1.0 - pow(0.75, rows / pages));
+	double		touched_s = pages * (1.0 - pow(1.0 - 1.0 / sparse_mod, rows / pages));
+	double		det = rows_d * touched_s - touched_d * rows_s;
 	double		none_us;
 	double		dense_us;
 	double		sparse_us;
@@ -704,9 +709,9 @@ measure_host_rows(const char *frozen, Oid frozen_oid, int rows, double unit_us,
 	time_pair(psprintf(q, frozen, sparse_mod, 0), SPI_OK_SELECT, psprintf(q, frozen, 4, -1),
 			  SPI_OK_SELECT, 15, &sparse_us, &none_us);
 	sparse_us = Max(sparse_us - none_us, 0);
-	/* D = rows_d a + pages b, S = rows_s a + touched_s b */
+	/* D = rows_d a + touched_d b, S = rows_s a + touched_s b */
 	per_page = det > 0 ? Max((rows_d * sparse_us - rows_s * dense_us) / det, 0) : 0;
-	per_row = (dense_us - pages * per_page) / rows_d;
+	per_row = (dense_us - touched_d * per_page) / rows_d;
 	*tuple_us = Max(per_row - (cpu_tuple_cost + cpu_operator_cost) * unit_us, 0.01);
 	*page_us = per_page;
 }
