@@ -168,6 +168,20 @@ ptree_join_query_ok(PlannerInfo *root)
 	return true;
 }
 
+/* Has the relation an index of access method am (InvalidOid: none has)? */
+static bool
+has_index_of_am(RelOptInfo *rel, Oid am)
+{
+	ListCell   *lc;
+
+	if (!OidIsValid(am))
+		return false;
+	foreach(lc, rel->indexlist)
+		if (((IndexOptInfo *) lfirst(lc))->relam == am)
+			return true;
+	return false;
+}
+
 /*
  * Is expr of the form index column = outer expression (either side)?  Sets
  * the outer expression and its type
@@ -300,6 +314,10 @@ ptree_join_add_paths(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerre
 	rte = planner_rt_fetch(innerrel->relid, root);
 	if (rte->inh || rte->relkind != RELKIND_RELATION || rte->tablesample)
 		return;
+	/* most joins have no gpuext_ptree index on their inner side: done */
+	ptree_am = get_am_oid("gpuext_ptree", true);
+	if (!has_index_of_am(innerrel, ptree_am))
+		return;
 	outer_path = outerrel->cheapest_total_path;
 	if (outer_path == NULL || outer_path->param_info != NULL)
 		return;
@@ -335,7 +353,6 @@ ptree_join_add_paths(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerre
 		if (((RestrictInfo *) lfirst(lc))->security_level > 0)
 			return;
 
-	ptree_am = get_am_oid("gpuext_ptree", true);
 	foreach(lc, innerrel->indexlist)
 	{
 		IndexOptInfo *index = (IndexOptInfo *) lfirst(lc);
