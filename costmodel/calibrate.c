@@ -520,36 +520,6 @@ make_frozen_table(const char *frozen)
 }
 
 /*
- * Megabytes of the CPU's last-level cache per online core (the share a
- * backend can count on while the others work), the cache as the C library
- * reports it (sysconf), else as Linux lists it in sysfs; 0 where neither
- * says.  The H100 machines' 16-core VMs report 300 MB: a 77 MB table
- * counted as cached there made a GpuScan of all its rows, read from memory
- * by the host, look 150 ms cheaper, and a 1-million-group stock
- * aggregation over it won and ran 4.4 times the GpuAgg's time (cm_agg_1m).
- */
-static double
-cpu_cache_mb(void)
-{
-	long		bytes = 0;
-	FILE	   *f;
-
-#ifdef _SC_LEVEL3_CACHE_SIZE
-	bytes = sysconf(_SC_LEVEL3_CACHE_SIZE);
-#endif
-	if (bytes <= 0 && (f = fopen("/sys/devices/system/cpu/cpu0/cache/index3/size", "r")) != NULL)
-	{
-		long		kb;
-		char		unit = 'K';
-
-		if (fscanf(f, "%ld%c", &kb, &unit) >= 1)
-			bytes = kb * (unit == 'M' ? 1024L * 1024 : 1024L);
-		fclose(f);
-	}
-	return bytes > 0 ? bytes / (1024.0 * 1024.0) / Max(sysconf(_SC_NPROCESSORS_ONLN), 1) : 0;
-}
-
-/*
  * Microseconds of one planner cost unit: the geometric mean over three
  * stock serial queries of their time over their planned cost, a count of
  * the narrow table (many short rows a page: mostly cpu_tuple_cost), a
@@ -1087,8 +1057,6 @@ gpuext_calibrate(PG_FUNCTION_ARGS)
 	m[n++] = (Measured) {"parallel_page_share", measure_parallel_page_share(frozen), "ratio"};
 	m[n++] = (Measured) {"parallel_worker_us", measure_parallel_worker(tiny), "us"};
 	m[n++] = (Measured) {"client_row_us", measure_client_row(frozen, frozen_rows), "us"};
-	if (cpu_cache_mb() > 0)
-		m[n++] = (Measured) {"cpu_cache_mb", cpu_cache_mb(), "MB"};
 
 	/*
 	 * The CPU engine's rate per row and instruction (about 4 per row

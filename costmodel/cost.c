@@ -62,7 +62,6 @@ double		gx_storage_random_write_us = 400.0;
 double		gx_index_cost_scale = 1.0;
 double		gx_parallel_page_share = 0.0;
 double		gx_parallel_worker_us = 0.0;
-double		gx_cpu_cache_mb = 2.0;
 bool		gx_recost_spills = true;
 
 /* Define a real-valued cost parameter. */
@@ -164,9 +163,6 @@ gx_cost_define_gucs(void)
 	define_param("gpuext.parallel_worker_us",
 				 "Microseconds a parallel query takes longer for each worker it launches; gpuext charges its own partial paths what that exceeds parallel_setup_cost by.",
 				 &gx_parallel_worker_us, 0.0, 0, 1e7);
-	define_param("gpuext.cpu_cache_mb",
-				 "Megabytes of the CPU's last-level cache per core; the rows a GPU scan returns from a table that fits in a quarter of it are read from the cache, from one larger than it from memory.",
-				 &gx_cpu_cache_mb, 2.0, 0, 1e6);
 	DefineCustomBoolVariable("gpuext.recost_spills",
 							 "Re-costs PostgreSQL's spilling hash aggregations and sorts with the storage write costs.",
 							 "A page written to a temporary file costs PostgreSQL's page cost times "
@@ -219,13 +215,12 @@ gx_parallel_divisor(int workers)
  * more than pay for their start: the workers start one after the other,
  * gpuext.parallel_worker_us apart, and w of them end a serial run P
  * after about max(w x that, P / (w + 1)), least near w = sqrt(P /
- * parallel_worker_us); P is taken as the host's page work, a lower bound
- * (rows, quals on the host and a sort above add to it), so twice that w.
- * With PostgreSQL's 16 for a 400 MB table, whose pages took the host
- * about 16 ms, the partial path was charged some 19 ms of launches and
- * the serial GpuScan won, where 8 workers ran it in 16 ms against 23
- * (cm_scan_topn, H100 session 11); with sqrt alone, 4 workers ran a scan
- * with a host qual in 18 ms against 8 workers' 16 (cm_scan_partial).
+ * parallel_worker_us), P taken as the host's page work.  With
+ * PostgreSQL's 16 for a 400 MB table, whose pages took the host about
+ * 16 ms, the partial path was charged some 19 ms of launches and the
+ * serial GpuScan won, where 8 workers ran it in 16 ms against 23
+ * (cm_scan_topn, H100 session 11).  (Twice that w, tried since, sent
+ * TPC-H Q1's GpuAgg to 4 workers, 9.3 ms against 7.5 serial.)
  * Not under gpuext.force_offload, whose plans stay as they were.  At
  * least one worker where PostgreSQL would plan any.
  */
@@ -242,7 +237,7 @@ gx_parallel_scan_workers(RelOptInfo *rel, bool gpu)
 	if (gx_parallel_worker_us > 0 && !gpuext_force_offload)
 	{
 		double		page_us = gx_host_page_us + (1.0 - rel->allvisfrac) * gx_host_visibility_us;
-		double		worth = floor(2.0 * sqrt(rel->pages * page_us / gx_parallel_worker_us));
+		double		worth = floor(sqrt(rel->pages * page_us / gx_parallel_worker_us));
 
 		busy = Min(busy, worth);
 	}
@@ -297,28 +292,6 @@ gx_stock_path_beats(List *paths, Cost floor, double rows, bool parallel_safe)
 			return true;
 	}
 	return false;
-}
-
-/*
- * The share of the rows a scan of 'pages' pages returns that the host
- * reads from memory rather than from the CPU's cache: none for a table
- * that fits in a quarter of a core's share of the last-level cache
- * (gpuext.cpu_cache_mb: the other processes and the pages a scan pins
- * share it), all for one larger than that share, linear in between.  host_tuple_us and host_row_page_us are measured on
- * a table larger than the cache, whose returned rows wait for memory: on
- * the H100 (session 11) they made a GpuScan returning half of a 4 MB
- * table to a top-10 sort (cm_50k_topn) look 2.6 ms dearer, and the stock
- * plan it lost to ran 5.6 ms against its 3.6.
- */
-static double
-cold_row_share(double pages)
-{
-	double		bytes = pages * BLCKSZ;
-	double		cache = gx_cpu_cache_mb * 1024.0 * 1024.0;
-
-	if (bytes >= cache)
-		return 1.0;
-	return Max(0.0, (bytes - cache / 4) / (cache * 3 / 4));
 }
 
 /*
@@ -406,8 +379,8 @@ gx_cost_scan(const GxScanCostInput *in, Cost *startup, Cost *total)
 			in->tuples * Max(in->program_len, 1) * gx_cpu_engine_row_ns / 1e3 / workers;
 		*startup = us_to_cost(gx_cpu_engine_setup_us);
 	}
-	run_us += cold_row_share(in->pages) *
-		(in->rows_out * gx_host_tuple_us + pages_with_rows(in) * gx_host_row_page_us) / workers;
+	run_us += (in->rows_out * gx_host_tuple_us +
+			   pages_with_rows(in) * gx_host_row_page_us) / workers;
 	if (in->parallel_workers > 0 && !gpuext_force_offload)
 		*startup += worker_launch_cost(in->parallel_workers, run_us);
 	*total = *startup + us_to_cost(run_us) +

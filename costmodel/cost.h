@@ -46,7 +46,6 @@ extern double gx_storage_random_write_us;
 extern double gx_index_cost_scale;		/* page costs of stock index paths (indexread.c) */
 extern double gx_parallel_page_share;	/* page costs of stock partial seq scans (indexread.c) */
 extern double gx_parallel_worker_us;	/* launching a worker (gx_cost_scan) */
-extern double gx_cpu_cache_mb;			/* the CPU's last-level cache (gx_cost_scan) */
 extern bool gx_recost_spills;			/* re-cost PostgreSQL's spilling operators */
 
 extern void gx_cost_define_gucs(void);
