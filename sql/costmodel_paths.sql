@@ -110,6 +110,16 @@ SET parallel_setup_cost = 0;
 EXPLAIN (COSTS OFF) SELECT count(*), sum(payload) FROM cmp_keys WHERE payload < 500;
 SET gpuext.parallel_worker_us = 1000;
 EXPLAIN (COSTS OFF) SELECT count(*), sum(payload) FROM cmp_keys WHERE payload < 500;
+-- 5. ... and a gpuext partial path plans no more workers than pay for
+-- their start: sqrt(host page work / parallel_worker_us), here about
+-- 4200 pages x 0.3573 us over 98 us, 3.9: 3 workers instead of the
+-- table's 8, where a launch costing next to nothing leaves the 8
+-- (on the H100, 16 workers' launches had sent a 400 MB scan to a serial
+-- GpuScan, 23 ms against 16 with 8 workers, session 11)
+SET gpuext.parallel_worker_us = 98;
+EXPLAIN (COSTS OFF) SELECT count(*), sum(payload) FROM cmp_keys WHERE payload < 500;
+SET gpuext.parallel_worker_us = 0.001;
+EXPLAIN (COSTS OFF) SELECT count(*), sum(payload) FROM cmp_keys WHERE payload < 500;
 RESET parallel_setup_cost;
 RESET gpuext.parallel_worker_us;
 RESET gpuext.max_batch_pages;
