@@ -200,6 +200,16 @@ gx_parallel_divisor(int workers)
 }
 
 /*
+ * Microseconds of host work per heap page of a gpuext scan (pin, lock),
+ * with the visibility checks of the share that is not all-visible.
+ */
+static double
+host_page_cost_us(double allvisfrac)
+{
+	return gx_host_page_us + (1.0 - allvisfrac) * gx_host_visibility_us;
+}
+
+/*
  * Workers for a parallel gpuext scan of 'rel' (GpuScan, GpuJoin, GpuAgg):
  * PostgreSQL's number for its size, but no more than the scan can keep
  * busy.  Each process takes a batch of up to gx_batch_pages_cap pages at
@@ -236,8 +246,8 @@ gx_parallel_scan_workers(RelOptInfo *rel, bool gpu)
 		return 0;
 	if (gx_parallel_worker_us > 0 && !gpuext_force_offload)
 	{
-		double		page_us = gx_host_page_us + (1.0 - rel->allvisfrac) * gx_host_visibility_us;
-		double		worth = floor(sqrt(rel->pages * page_us / gx_parallel_worker_us));
+		double		worth = floor(sqrt(rel->pages * host_page_cost_us(rel->allvisfrac) /
+									   gx_parallel_worker_us));
 
 		busy = Min(busy, worth);
 	}
@@ -358,7 +368,7 @@ gx_cost_scan(const GxScanCostInput *in, Cost *startup, Cost *total)
 	double		heap = in->pages - cached;
 	double		heap_allvis = cached_frac < 1.0 ?
 		Max(0.0, (in->allvisfrac - cached_frac) / (1.0 - cached_frac)) : 1.0;
-	double		page_us = gx_host_page_us + (1.0 - heap_allvis) * gx_host_visibility_us;
+	double		page_us = host_page_cost_us(heap_allvis);
 	double		pinned = pages_with_rows(in) * cached_frac;
 	double		host_pages_us = (heap * page_us + pinned * gx_host_page_us) / workers;
 	double		batches = ceil(in->pages / 4096.0);
