@@ -1054,7 +1054,8 @@ void
 gpuext_service_main(Datum arg)
 {
 	TimestampTz last_refresh = 0;
-	TimestampTz last_busy = 0;
+	TimestampTz idle_since = 0;
+	bool		busy = false;
 	bool		trimmed = true;
 
 	pqsignal(SIGTERM, SignalHandlerForShutdownRequest);
@@ -1103,15 +1104,20 @@ gpuext_service_main(Datum arg)
 			/* work in flight: poll again soon, yielding the core meanwhile */
 			if (!progress)
 				sched_yield();
-			last_busy = GetCurrentTimestamp();
-			trimmed = false;
+			busy = true;
 			continue;
 		}
 		if (progress)
 		{
-			last_busy = GetCurrentTimestamp();
-			trimmed = false;
+			busy = true;
 			continue;
+		}
+		if (busy)
+		{
+			/* idle from now: the clock is read once, not every poll */
+			idle_since = GetCurrentTimestamp();
+			busy = false;
+			trimmed = false;
 		}
 
 		if (TimestampDifferenceExceeds(last_refresh, GetCurrentTimestamp(), 1000))
@@ -1122,7 +1128,7 @@ gpuext_service_main(Datum arg)
 			 * each allocate their device memory afresh (mapping it again).
 			 */
 			if (!trimmed &&
-				TimestampDifferenceExceeds(last_busy, GetCurrentTimestamp(), POOL_TRIM_IDLE_MS))
+				TimestampDifferenceExceeds(idle_since, GetCurrentTimestamp(), POOL_TRIM_IDLE_MS))
 			{
 				for (int d = 0; d < ndevices; d++)
 					gxr_trim(d);
