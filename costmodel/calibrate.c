@@ -618,34 +618,52 @@ measure_parallel_page_share(const char *frozen)
 }
 
 /*
- * Microseconds a parallel query takes longer for each worker it launches
- * (the postmaster starting it, its attaching to the query's shared memory,
- * its exit, which the leader waits for): a count of the tiny table (a few
- * pages, which one process scans in microseconds) under a Gather of
- * SHARE_WORKERS workers against the same count kept serial by a parallel
- * restricted function, alternately.  0 where no worker could be launched.
- * gpuext charges its partial paths what this exceeds parallel_setup_cost
- * by (worker_launch_cost, cost.c).
+ * What launching parallel workers adds to a query, on a tiny table (a few
+ * pages, which one process scans in microseconds): a gpuext scan on the
+ * engine in force (forced) under a Gather of one worker against the same
+ * scan kept serial by a parallel restricted function, alternately, is
+ * the start (the postmaster starting the worker, its attaching to the
+ * query's shared memory and to gpuext's service, its exit, which the
+ * leader waits for); a stock count under SHARE_WORKERS workers against
+ * one gives the interval between two workers' starts.  0 where no worker
+ * could be launched.  gpuext charges its partial paths what the launches
+ * add beyond parallel_setup_cost (cost.c, parallel_span_us).  On the H100
+ * (session 12) a GpuScan's workers took their share of the pages some
+ * 13 ms after the query began, where a stock count under four workers
+ * took 6 ms longer than serial.
  */
-static double
-measure_parallel_worker(const char *tiny)
+static void
+measure_parallel_launch(const char *tiny, double *start_us, double *interval_us)
 {
-	double		parallel_us;
-	double		serial_us;
+	/* scans that return nothing (a count would be a serial GpuAgg) */
+	const char *parallel_q = psprintf("SELECT v FROM %s WHERE v < 0 AND abs(v) >= 0", tiny);
+	/* random() is parallel restricted: this one stays serial */
+	const char *serial_q = psprintf("SELECT v FROM %s WHERE v < 0 AND random() >= 0", tiny);
+	double		one_us,
+				many_us,
+				serial_us;
+	double		one,
+				many;
 
 	gx_spi_exec(psprintf("ALTER TABLE %s SET (parallel_workers = %d)", tiny, SHARE_WORKERS),
 				SPI_OK_UTILITY);
-	gx_set_local("max_parallel_workers_per_gather", CppAsString2(SHARE_WORKERS));
 	gx_set_local("parallel_setup_cost", "0");
 	gx_set_local("parallel_tuple_cost", "0");
 	gx_set_local("min_parallel_table_scan_size", "0");
-	/* random() is parallel restricted: the second query stays serial */
-	time_pair(psprintf("SELECT count(*) FROM %s WHERE v >= 0 AND abs(v) >= 0", tiny), SPI_OK_SELECT,
-			  psprintf("SELECT count(*) FROM %s WHERE v >= 0 AND random() >= 0", tiny), SPI_OK_SELECT,
-			  9, &parallel_us, &serial_us);
+	gx_set_local("max_parallel_workers_per_gather", "1");
+	gx_set_local("gpuext.enabled", "on");
+	gx_set_local("gpuext.force_offload", "on");
+	time_pair(parallel_q, SPI_OK_SELECT, serial_q, SPI_OK_SELECT, 9, &one_us, &serial_us);
+	one = Max(one_us - serial_us, 0);
+	gx_set_local("gpuext.force_offload", "off");
+	gx_set_local("gpuext.enabled", "off");
+	gx_set_local("max_parallel_workers_per_gather", CppAsString2(SHARE_WORKERS));
+	time_pair(parallel_q, SPI_OK_SELECT, serial_q, SPI_OK_SELECT, 9, &many_us, &serial_us);
+	many = Max(many_us - serial_us, 0);
 	gx_set_local("max_parallel_workers_per_gather", "0");
 	gx_spi_exec(psprintf("ALTER TABLE %s RESET (parallel_workers)", tiny), SPI_OK_UTILITY);
-	return Max(parallel_us - serial_us, 0) / SHARE_WORKERS;
+	*interval_us = Max(many - one, 0) / (SHARE_WORKERS - 1);
+	*start_us = Max(one - *interval_us, 0);
 }
 
 /*
@@ -977,6 +995,8 @@ gpuext_calibrate(PG_FUNCTION_ARGS)
 	int			guc_level;
 	double		slow_page_us;
 	double		fast_page_us;
+	double		launch_start;
+	double		launch_interval;
 	int			cost_unit;
 	char	   *narrow;
 	Oid			narrow_oid;
@@ -1055,7 +1075,9 @@ gpuext_calibrate(PG_FUNCTION_ARGS)
 		measure_host_visibility(scratch_oid, frozen_oid, &slow_page_us), "us"};
 	time_on_cpu = false;		/* workers, and a pipe's reader */
 	m[n++] = (Measured) {"parallel_page_share", measure_parallel_page_share(frozen), "ratio"};
-	m[n++] = (Measured) {"parallel_worker_us", measure_parallel_worker(tiny), "us"};
+	measure_parallel_launch(tiny, &launch_start, &launch_interval);
+	m[n++] = (Measured) {"parallel_start_us", launch_start, "us"};
+	m[n++] = (Measured) {"parallel_worker_us", launch_interval, "us"};
 	m[n++] = (Measured) {"client_row_us", measure_client_row(frozen, frozen_rows), "us"};
 
 	/*

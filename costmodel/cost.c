@@ -62,6 +62,7 @@ double		gx_storage_random_write_us = 400.0;
 double		gx_index_cost_scale = 1.0;
 double		gx_parallel_page_share = 0.0;
 double		gx_parallel_worker_us = 0.0;
+double		gx_parallel_start_us = 0.0;
 bool		gx_recost_spills = true;
 
 /* Define a real-valued cost parameter. */
@@ -161,8 +162,11 @@ gx_cost_define_gucs(void)
 				 "Share of a parallel sequential scan's page cost that its workers divide among themselves when gpuext re-costs PostgreSQL's partial sequential scans.",
 				 &gx_parallel_page_share, 0.0, 0, 1);
 	define_param("gpuext.parallel_worker_us",
-				 "Microseconds a parallel query takes longer for each worker it launches; gpuext charges its own partial paths what that exceeds parallel_setup_cost by.",
+				 "Microseconds between the starts of a parallel query's workers: each more worker it launches ends it this much later at the least.",
 				 &gx_parallel_worker_us, 0.0, 0, 1e7);
+	define_param("gpuext.parallel_start_us",
+				 "Microseconds from a parallel query's start until its first worker runs, beyond parallel_worker_us (the worker's start and, at the end, its exit, which the leader waits for).",
+				 &gx_parallel_start_us, 0.0, 0, 1e7);
 	DefineCustomBoolVariable("gpuext.recost_spills",
 							 "Re-costs PostgreSQL's spilling hash aggregations and sorts with the storage write costs.",
 							 "A page written to a temporary file costs PostgreSQL's page cost times "
@@ -210,47 +214,33 @@ host_page_cost_us(double allvisfrac)
 }
 
 /*
- * Workers for a parallel gpuext scan of 'rel' (GpuScan, GpuJoin, GpuAgg):
- * PostgreSQL's number for its size, but no more than the scan can keep
- * busy.  Each process takes a batch of up to gx_batch_pages_cap pages at
- * a time and keeps the pipeline's batches in flight (three on the GPU,
- * one on the CPU engine) before it returns its first row, so a table of
- * few such rounds is done by the first processes to start (the leader
- * first, then workers as they are launched): the others find no page
- * left.  Its rows then come out of those few, with whatever the plan does
- * to them above the scan (a Sort under a Gather Merge sorts in each
- * process): costed for all the workers, a parallel GpuScan of a small
- * table looked several times cheaper per process than it ran (on the
- * H100 a sort of 16 % of virginian under 16 workers, session 7).  Nor
- * more than pay for their start: the workers start one after the other,
- * gpuext.parallel_worker_us apart, and w of them end a serial run P
- * after about max(w x that, P / (w + 1)), least near w = sqrt(P /
- * parallel_worker_us), P taken as the host's page work.  With
- * PostgreSQL's 16 for a 400 MB table, whose pages took the host about
- * 16 ms, the partial path was charged some 19 ms of launches and the
- * serial GpuScan won, where 8 workers ran it in 16 ms against 23
- * (cm_scan_topn, H100 session 11).  (Twice that w, tried since, sent
- * TPC-H Q1's GpuAgg to 4 workers, 9.3 ms against 7.5 serial.)
- * Not under gpuext.force_offload, whose plans stay as they were.  At
- * least one worker where PostgreSQL would plan any.
+ * The most workers a parallel gpuext scan of 'rel' (GpuScan, GpuJoin,
+ * GpuAgg) can use: PostgreSQL's number for its size, but no more than the
+ * scan's batches, less the leader's.  Each process takes a batch of up to
+ * gx_batch_pages_cap pages at a time, so a table of few batches is done by
+ * the first processes to start (the leader first, then workers as they
+ * are launched): the others find no page left.  Its rows then come out of
+ * those few, with whatever the plan does to them above the scan (a Sort
+ * under a Gather Merge sorts in each process): costed for all the
+ * workers, a parallel GpuScan of a small table looked several times
+ * cheaper per process than it ran (on the H100 a sort of 16 % of
+ * virginian under 16 workers, session 7).  At least one worker where
+ * PostgreSQL would plan any.  How many of them pay for their start is the
+ * path's own choice (gx_choose_scan_workers).  (Counted in rounds of the
+ * pipeline's three batches a process keeps in flight, as until session
+ * 12, this allowed 4 workers for a GpuScan of 400 MB, which ran 22 ms
+ * under 4 workers and 16.4 to 17.4 under 6 to 16 on the H100.)
  */
 int
 gx_parallel_scan_workers(RelOptInfo *rel, bool gpu)
 {
 	int			workers = compute_parallel_worker(rel, rel->pages, -1,
 												  max_parallel_workers_per_gather);
-	double		round = (double) gx_batch_pages_cap(GX_PIPELINE_DEPTH) * (gpu ? GX_PIPELINE_DEPTH : 1);
-	double		busy = ceil(rel->pages / round) - (parallel_leader_participation ? 1 : 0);
+	double		batch = (double) gx_batch_pages_cap(GX_PIPELINE_DEPTH);
+	double		busy = ceil(rel->pages / batch) - (parallel_leader_participation ? 1 : 0);
 
 	if (workers <= 0)
 		return 0;
-	if (gx_parallel_worker_us > 0 && !gpuext_force_offload)
-	{
-		double		worth = floor(sqrt(rel->pages * host_page_cost_us(rel->allvisfrac) /
-									   gx_parallel_worker_us));
-
-		busy = Min(busy, worth);
-	}
 	return (int) Max(1, Min(workers, busy));
 }
 
@@ -322,28 +312,59 @@ pages_with_rows(const GxScanCostInput *in)
 }
 
 /*
- * What launching 'workers' parallel workers adds to a partial path whose
- * processes each run 'run_us', beyond the parallel_setup_cost that the
- * Gather above charges once whatever their number.  The workers start one
- * after the other, gpuext.parallel_worker_us apart (measured by
- * gpuext_calibrate()), while the leader already works: the Gather ends
- * after the longer of the processes' run and the launches, not their sum.
- * A gpuext scan of a few milliseconds divides its page work among the
- * workers, and without this its partial path won over the serial one
- * that was faster: on the H100 (session 10) TPC-H Q6 at 0.1 (cm_q6) ran
- * 7.6 ms under a Gather of 7 workers, whose first row came after 7.0 ms,
- * against 4.3 ms serial, where each process ran 2.4 ms and
- * parallel_setup_cost stood for 3.0.  Charged to the partial path's
- * startup; not under gpuext.force_offload, whose plans (the tests'
- * parallel ones among them) stay as they were on any machine.
+ * Microseconds until the leader and 'workers' workers have done 'work_us'
+ * of host work that any of them can take a share of, when worker i
+ * (1..workers) starts gpuext.parallel_start_us + i x
+ * gpuext.parallel_worker_us after the leader, and the query cannot end
+ * before the last worker has started (and exited: the leader waits for
+ * it).  With both parameters 0 it is work_us / (workers + 1).  On the
+ * H100 (session 12) a count of 1000 rows took 12 ms longer under 8
+ * workers than serial, yet a GpuScan of scan_t with host work of about
+ * 54 ms ran in 22 ms under 4 workers and 16.4 to 17.4 under 6 to 16:
+ * the workers' starts overlap, and a late worker still takes its share.
  */
-static Cost
-worker_launch_cost(int workers, double run_us)
+static double
+parallel_span_us(double work_us, int workers, bool launches)
 {
-	double		launch_us = workers * gx_parallel_worker_us;
-	double		extra_us = Max(launch_us - run_us, 0) - parallel_setup_cost * gx_cost_unit_us;
+	double		start = launches ? gx_parallel_start_us : 0;
+	double		step = launches ? gx_parallel_worker_us : 0;
+	int			leader = parallel_leader_participation ? 1 : 0;
+	double		started = 0;	/* sum of the start times of those working */
+	double		span = leader ? work_us : DBL_MAX;
 
-	return extra_us > 0 ? us_to_cost(extra_us) : 0;
+	if (workers <= 0)
+		return work_us;
+	/* with k workers at work, the time t solves
+	 * leader t + sum over i <= k of (t - start - i step) = work */
+	for (int k = 1; k <= workers; k++)
+	{
+		double		t_k = start + k * step;
+
+		if (span <= t_k)
+			break;
+		started += t_k;
+		span = (work_us + started) / (k + leader);
+	}
+	return Max(span, start + workers * step);
+}
+
+/*
+ * Microseconds a scan's processes take: the host's page work overlaps the
+ * device's ('device_us', which the processes do not divide), the work on
+ * the rows it returns comes after; the processes share the host's work
+ * (parallel_span_us, with or without the workers' launches).
+ */
+static double
+scan_run_us(double host_pages_us, double host_rows_us, double device_us, int workers,
+			bool launches)
+{
+	double		host_us = host_pages_us + host_rows_us;
+	double		span;
+
+	if (host_us <= 0)
+		return device_us;
+	span = parallel_span_us(host_us, workers, launches);
+	return Max(span * host_pages_us / host_us, device_us) + span * host_rows_us / host_us;
 }
 
 /*
@@ -362,7 +383,7 @@ worker_launch_cost(int workers, double run_us)
 void
 gx_cost_scan(const GxScanCostInput *in, Cost *startup, Cost *total)
 {
-	double		workers = in->parallel_workers > 0 ? in->parallel_workers : 1;
+	int			workers = Max(in->parallel_workers, 0);
 	double		cached_frac = Min(Max(in->cached_frac, 0.0), 1.0);
 	double		cached = in->pages * cached_frac;
 	double		heap = in->pages - cached;
@@ -370,31 +391,81 @@ gx_cost_scan(const GxScanCostInput *in, Cost *startup, Cost *total)
 		Max(0.0, (in->allvisfrac - cached_frac) / (1.0 - cached_frac)) : 1.0;
 	double		page_us = host_page_cost_us(heap_allvis);
 	double		pinned = pages_with_rows(in) * cached_frac;
-	double		host_pages_us = (heap * page_us + pinned * gx_host_page_us) / workers;
-	double		batches = ceil(in->pages / 4096.0);
+	double		host_pages_us = heap * page_us + pinned * gx_host_page_us;
+	double		host_rows_us = in->rows_out * gx_host_tuple_us + pages_with_rows(in) * gx_host_row_page_us;
+	double		device_us = 0;
+	double		fixed_us = 0;
 	double		run_us;
+	double		launched_us;
 
 	if (in->gpu)
 	{
 		double		read_us = heap * BLCKSZ / (gx_link_read_gbps * 1e3) +
 			in->tuples * cached_frac * in->cached_row_bytes / (gx_device_read_gbps * 1e3);
-		double		eval_us = in->tuples * Max(in->program_len, 1) * gx_device_row_ns / 1e3;
 
-		run_us = Max(host_pages_us, read_us + eval_us) + batches * gx_gpu_batch_us;
+		device_us = read_us + in->tuples * Max(in->program_len, 1) * gx_device_row_ns / 1e3;
+		fixed_us = ceil(in->pages / 4096.0) * gx_gpu_batch_us;
 		*startup = us_to_cost(gx_gpu_setup_us);
 	}
 	else
 	{
-		run_us = host_pages_us +
-			in->tuples * Max(in->program_len, 1) * gx_cpu_engine_row_ns / 1e3 / workers;
+		/* the CPU engine runs the program in the processes themselves */
+		host_pages_us += in->tuples * Max(in->program_len, 1) * gx_cpu_engine_row_ns / 1e3;
 		*startup = us_to_cost(gx_cpu_engine_setup_us);
 	}
-	run_us += (in->rows_out * gx_host_tuple_us +
-			   pages_with_rows(in) * gx_host_row_page_us) / workers;
-	if (in->parallel_workers > 0 && !gpuext_force_offload)
-		*startup += worker_launch_cost(in->parallel_workers, run_us);
+	run_us = scan_run_us(host_pages_us, host_rows_us, device_us, workers, false) + fixed_us;
+	if (workers > 0 && !gpuext_force_offload)
+	{
+		/*
+		 * What the workers' launches add, beyond the parallel_setup_cost
+		 * that the Gather above charges once whatever their number.  On
+		 * the H100 (session 10) TPC-H Q6 at 0.1 ran 7.6 ms under a Gather
+		 * of 7 workers against 4.3 ms serial, where each process ran 2.4
+		 * ms and parallel_setup_cost stood for 3.0.  Charged before the
+		 * first row; not under gpuext.force_offload, whose plans (the
+		 * tests' parallel ones among them) stay as they were on any
+		 * machine.
+		 */
+		launched_us = scan_run_us(host_pages_us, host_rows_us, device_us, workers, true) + fixed_us;
+		*startup += us_to_cost(Max(launched_us - run_us - parallel_setup_cost * gx_cost_unit_us, 0));
+	}
 	*total = *startup + us_to_cost(run_us) +
-		in->rows_out * (cpu_tuple_cost + in->host_qual_per_row) / workers;
+		in->rows_out * (cpu_tuple_cost + in->host_qual_per_row) / Max(workers, 1);
+}
+
+/*
+ * The workers for a partial path of the scan 'in' describes, of at most
+ * 'max_workers': the number whose Gather would end first (the path's
+ * cost plus parallel_setup_cost, the same for all), the fewest of those
+ * within 1 % (of the cost beyond the engine's setup, which all share: on
+ * a small table it would hide the work the workers divide).  All of them
+ * under gpuext.force_offload, whose plans stay as they were.
+ */
+int
+gx_choose_scan_workers(const GxScanCostInput *in, int max_workers)
+{
+	GxScanCostInput try = *in;
+	Cost		setup = us_to_cost(in->gpu ? gx_gpu_setup_us : gx_cpu_engine_setup_us);
+	int			best = max_workers;
+	Cost		best_cost = -1;
+
+	if (gpuext_force_offload || max_workers <= 1)
+		return max_workers;
+	for (int w = 1; w <= max_workers; w++)
+	{
+		Cost		startup,
+					total;
+
+		try.parallel_workers = w;
+		gx_cost_scan(&try, &startup, &total);
+		total -= setup;
+		if (best_cost < 0 || total < best_cost * 0.99)
+		{
+			best = w;
+			best_cost = total;
+		}
+	}
+	return best;
 }
 
 /*

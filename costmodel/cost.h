@@ -45,7 +45,8 @@ extern double gx_storage_random_write_us;
 
 extern double gx_index_cost_scale;		/* page costs of stock index paths (indexread.c) */
 extern double gx_parallel_page_share;	/* page costs of stock partial seq scans (indexread.c) */
-extern double gx_parallel_worker_us;	/* launching a worker (gx_cost_scan) */
+extern double gx_parallel_worker_us;	/* between two workers' starts (gx_cost_scan) */
+extern double gx_parallel_start_us;	/* until the first worker works, and its exit */
 extern bool gx_recost_spills;			/* re-cost PostgreSQL's spilling operators */
 
 extern void gx_cost_define_gucs(void);
@@ -78,6 +79,7 @@ typedef struct GxScanCostInput
 } GxScanCostInput;
 
 extern void gx_cost_scan(const GxScanCostInput *in, Cost *startup, Cost *total);
+extern int	gx_choose_scan_workers(const GxScanCostInput *in, int max_workers);
 extern Cost gx_cost_agg(double rows, double groups, uint32 entry_size, bool gpu);
 
 /* inputs of a hash join's costing (GpuJoin), beyond its outer scan */

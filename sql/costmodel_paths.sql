@@ -14,8 +14,9 @@ SET gpuext.host_page_us = 0.3573;
 SET gpuext.host_visibility_us = 0;
 SET gpuext.parallel_page_share = 0.8662;
 -- (launching workers costs nothing beyond parallel_setup_cost: not
--- measured then; section 4 sets it)
+-- measured then; sections 4 and 5 set it)
 SET gpuext.parallel_worker_us = 0;
+SET gpuext.parallel_start_us = 0;
 SET gpuext.client_row_us = 0.4321;
 SET gpuext.cpu_engine_row_ns = 11.08;
 SET gpuext.host_tuple_us = 0.07688;
@@ -70,56 +71,62 @@ SET gpuext.enabled = off;
 SELECT count(*), sum(k.payload) FROM cmp_probes p JOIN cmp_keys k ON k.k = p.pk WHERE p.id < 2000;
 RESET gpuext.enabled;
 
--- 2. A parallel gpuext scan plans no more workers than its batches keep
--- busy: each process takes gpuext.max_batch_pages pages a batch, three
--- batches in flight on the GPU (one on the CPU engine), before its first
--- row.  cmp_keys has about 4 100 pages: with 300-page batches five
--- processes (the leader and 4 workers) take all of them; with 100-page
--- batches, PostgreSQL's 8.  (Batches are also capped by a share of
--- shared_buffers, here 303 pages: the test cluster's 256MB.)
+-- 2. A parallel gpuext scan plans at most PostgreSQL's workers for the
+-- table, and no more than its batches less the leader's (each process
+-- takes gpuext.max_batch_pages pages a batch; cmp_keys has about 4 100
+-- pages, so with 300-page batches 14 batches: 13 workers, PostgreSQL's 8
+-- still).  (Batches are also capped by a share of shared_buffers, here
+-- 303 pages: the test cluster's 256MB.)  Of those it takes the fewest
+-- that end the scan first: the device reads the table at 50.79 GB/s in
+-- 0.66 ms, while the host's page work, 1.5 ms, and the rows it returns
+-- are shared by the processes: more than 5 workers do not end it sooner.
+-- With the device's reads free, all 8 do.
 SELECT relpages BETWEEN 3700 AND 4500 AS pages_as_assumed FROM pg_class WHERE relname = 'cmp_keys';
 SET max_parallel_workers_per_gather = 8;
 SET parallel_setup_cost = 0;
 SET parallel_tuple_cost = 0;
 SET gpuext.max_batch_pages = 300;
 EXPLAIN (COSTS OFF) SELECT k, payload FROM cmp_keys WHERE payload = 7;
-SET gpuext.max_batch_pages = 100;
+SET gpuext.link_read_gbps = 1e6;
 EXPLAIN (COSTS OFF) SELECT k, payload FROM cmp_keys WHERE payload = 7;
+RESET gpuext.link_read_gbps;
 RESET parallel_setup_cost;
 RESET parallel_tuple_cost;
 
 -- 3. Under an ORDER BY of a single relation, partial paths are compared
--- with the sort of their rows in each process: a GpuScan that leaves five
--- processes a fifth of the rows each to sort loses to the stock scan of
--- eight workers, whose sorted plan is cheaper though its scan is not;
--- with batches small enough for eight processes the GpuScan wins.
-SET gpuext.max_batch_pages = 300;
-EXPLAIN (COSTS OFF) SELECT k, payload FROM cmp_keys WHERE payload < 200 ORDER BY payload, k;
-SET gpuext.max_batch_pages = 100;
+-- with the sort of their rows in each process: the GpuScan's processes
+-- each sort their share of the rows.
 EXPLAIN (COSTS OFF) SELECT k, payload FROM cmp_keys WHERE payload < 200 ORDER BY payload, k;
 RESET gpuext.max_batch_pages;
 
--- 4. Launching workers, gpuext.parallel_worker_us apart: what the launches
--- take beyond a process's run, less parallel_setup_cost, is charged to
--- gpuext's partial paths.  With parallel_setup_cost at 0, an aggregation of cmp_keys runs under a
--- Gather while a launch costs nothing; at 1 ms a worker its serial GpuAgg
+-- 4. Launching workers: the first starts gpuext.parallel_start_us after
+-- the query, the next ones gpuext.parallel_worker_us apart, and the query
+-- waits for the last to end; what that adds beyond the even share of the
+-- work, less parallel_setup_cost, is charged to gpuext's partial paths.
+-- With parallel_setup_cost at 0, an aggregation of cmp_keys runs under a
+-- Gather while a launch costs nothing; when a worker starts 2 ms late,
+-- after the 1.5 ms of page work the leader alone needs, its serial GpuAgg
 -- is the cheaper plan (on the H100, TPC-H Q6 at 0.1 took 7.6 ms with 7
 -- workers against 4.3 ms serial, session 10).
 SET gpuext.max_batch_pages = 100;
 SET parallel_setup_cost = 0;
 EXPLAIN (COSTS OFF) SELECT count(*), sum(payload) FROM cmp_keys WHERE payload < 500;
-SET gpuext.parallel_worker_us = 1000;
+SET gpuext.parallel_start_us = 2000;
 EXPLAIN (COSTS OFF) SELECT count(*), sum(payload) FROM cmp_keys WHERE payload < 500;
--- 5. ... and a gpuext partial path plans no more workers than pay for
--- their start: sqrt(host page work / parallel_worker_us), here about
--- 4200 pages x 0.3573 us over 98 us, 3.9: 3 workers instead of the
--- table's 8, where a launch costing next to nothing leaves the 8
--- (on the H100, 16 workers' launches had sent a 400 MB scan to a serial
--- GpuScan, 23 ms against 16 with 8 workers, session 11)
+RESET gpuext.parallel_start_us;
+-- 5. ... and a partial path takes no more workers than pay for their
+-- start: with the device's reads free (the host's page work alone), and
+-- workers starting 98 us apart, worker w starts after w x 98 us and the
+-- page work of 1.5 ms ends soonest with 4 of the table's 8; with starts
+-- next to free, with 6, where the device's run of the program (some 0.18
+-- ms) sets the pace (on the H100 a GpuScan of scan_t, 400 MB, ran 22 ms
+-- under 4 workers and 16.4 to 17.4 under 6 to 16, session 12)
+SET gpuext.link_read_gbps = 1e6;
 SET gpuext.parallel_worker_us = 98;
 EXPLAIN (COSTS OFF) SELECT count(*), sum(payload) FROM cmp_keys WHERE payload < 500;
 SET gpuext.parallel_worker_us = 0.001;
 EXPLAIN (COSTS OFF) SELECT count(*), sum(payload) FROM cmp_keys WHERE payload < 500;
+RESET gpuext.link_read_gbps;
 RESET parallel_setup_cost;
 RESET gpuext.parallel_worker_us;
 RESET gpuext.max_batch_pages;

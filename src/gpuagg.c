@@ -474,7 +474,8 @@ replace_inner_paths(List *paths, bool parallel, Cost *extra_cost)
  * Cost of a GpuAgg: the scan of scan_rel (host page work overlapped with
  * the device), the device's aggregation of agg_rows (the scan's rows, or
  * over a join the joined rows), fetching the groups, finishing them on
- * the host, and the fixed costs of the task.
+ * the host, and the fixed costs of the task.  A partial path (workers >
+ * 0) gets the workers of at most 'workers' that pay for their start.
  */
 static void
 cost_gpuagg(PlannerInfo *root, CustomPath *cpath, RelOptInfo *scan_rel, double agg_rows,
@@ -491,7 +492,6 @@ cost_gpuagg(PlannerInfo *root, CustomPath *cpath, RelOptInfo *scan_rel, double a
 	in.tuples = scan_rel->tuples;
 	in.rows_out = 0;			/* rows stay on the device */
 	in.program_len = program_len;
-	in.parallel_workers = workers;
 	in.gpu = gpu;
 	/*
 	 * Pages a column cache holds: the program reads the scanned table's
@@ -501,6 +501,10 @@ cost_gpuagg(PlannerInfo *root, CustomPath *cpath, RelOptInfo *scan_rel, double a
 	gx_colcache_cost_input(root, scan_rel,
 						   list_concat(list_copy(scan_rel->reltarget->exprs),
 									   scan_rel->baserestrictinfo), &in);
+	/* a partial path: of the most workers it could use, those that pay */
+	if (workers > 0)
+		cpath->path.parallel_workers = workers = gx_choose_scan_workers(&in, workers);
+	in.parallel_workers = workers;
 	gx_cost_scan(&in, &startup, &total);
 	total += gx_cost_agg(agg_rows, ngroups, entry_size, gpu);
 	total += ngroups * (cpu_tuple_cost + having->per_tuple);

@@ -662,7 +662,11 @@ outer_program_exprs(GpuJoinPath *gp)
 	return exprs;
 }
 
-/* Cost a GpuJoin path: the outer scan, then the join. */
+/*
+ * Cost a GpuJoin path: the outer scan, then the join.  A partial path
+ * (workers > 0) gets the workers of at most 'workers' that pay for their
+ * start.
+ */
 static void
 cost_gpujoin(PlannerInfo *root, GpuJoinPath *gp, RelOptInfo *fact, RelOptInfo *joinrel,
 			 int workers, bool gpu)
@@ -690,9 +694,12 @@ cost_gpujoin(PlannerInfo *root, GpuJoinPath *gp, RelOptInfo *fact, RelOptInfo *j
 	for (int d = 0; d < gp->ndepths; d++)
 		in.program_len += 2.0 * list_length(gp->depths[d].outer_keys);
 	in.host_qual_per_row = host_cost.per_tuple;
-	in.parallel_workers = workers;
 	in.gpu = gpu;
 	gx_colcache_cost_input(root, fact, outer_program_exprs(gp), &in);
+	/* a partial path: of the most workers it could use, those that pay */
+	if (workers > 0)
+		path->parallel_workers = workers = gx_choose_scan_workers(&in, workers);
+	in.parallel_workers = workers;
 	gx_cost_scan(&in, &scan_startup, &scan_total);
 
 	memset(&jin, 0, sizeof(jin));

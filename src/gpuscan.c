@@ -195,7 +195,7 @@ program_length_estimate(List *device_quals)
 	return 3.0 * list_length(device_quals);
 }
 
-/* Build a GpuScan CustomPath (partial when workers > 0). */
+/* Build a GpuScan CustomPath (partial, of at most 'workers', when workers > 0). */
 static CustomPath *
 make_gpuscan_path(PlannerInfo *root, RelOptInfo *rel, List *device_quals,
 				  List *host_quals, int workers, bool gpu)
@@ -219,10 +219,13 @@ make_gpuscan_path(PlannerInfo *root, RelOptInfo *rel, List *device_quals,
 	in.rows_out = clamp_row_est(rel->tuples * dev_sel);
 	in.program_len = program_length_estimate(device_quals);
 	in.host_qual_per_row = host_cost.per_tuple;
-	in.parallel_workers = workers;
 	in.gpu = gpu;
 	/* pages a column cache holds: the program reads the quals' columns */
 	gx_colcache_cost_input(root, rel, device_quals, &in);
+	/* of the most workers it could use, those that pay for their start */
+	if (workers > 0)
+		workers = gx_choose_scan_workers(&in, workers);
+	in.parallel_workers = workers;
 
 	cpath->path.pathtype = T_CustomScan;
 	cpath->path.parent = rel;
