@@ -36,7 +36,9 @@
 #
 # Every command installs the PostgreSQL bundle first (.gpu/install-pg-bundle.sh)
 # and the ICU headers that PostgreSQL's pg_locale.h includes (.gpu/icu, copied
-# there from /usr/include/unicode: the bundle lacks them).  Logs go to $OUT,
+# there from /usr/include/unicode: the bundle lacks them), and SQLsmith from
+# .gpu/smith when that holds it (the sqlsmith binary and the libraries ldd
+# lists for it, but the C library's: libc, libm, libresolv, ...).  Logs go to $OUT,
 # which the device tool brings back (at most 8 files).
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -54,6 +56,13 @@ if ! command -v pg_config >/dev/null; then
   bash .gpu/install-pg-bundle.sh >/tmp/install.log 2>&1 || { tail -30 /tmp/install.log; exit 1; }
 fi
 [ -d /usr/include/unicode ] || cp -r .gpu/icu/unicode /usr/include/ 2>/dev/null
+# SQLsmith: the machine has none; .gpu/smith, when there, holds the binary
+# and the libraries it needs (copied from the development machine)
+if ! command -v sqlsmith >/dev/null && [ -x .gpu/smith/sqlsmith ]; then
+  printf '#!/bin/sh\nLD_LIBRARY_PATH=%s exec %s "$@"\n' "$ROOT/.gpu/smith" "$ROOT/.gpu/smith/sqlsmith" \
+    >/usr/local/bin/sqlsmith
+  chmod +x /usr/local/bin/sqlsmith
+fi
 command -v nvidia-smi >/dev/null && nvidia-smi -L | head -4
 
 case "${1:-}" in
