@@ -47,6 +47,7 @@ extern double gx_index_cost_scale;		/* page costs of stock index paths (indexrea
 extern double gx_parallel_page_share;	/* page costs of stock partial seq scans (indexread.c) */
 extern double gx_parallel_worker_us;	/* between two workers' starts (gx_cost_scan) */
 extern double gx_parallel_start_us;	/* until the first worker works, and its exit */
+extern double gx_stock_group_us;		/* a stock hashed aggregation's group, beyond its estimate */
 extern bool gx_recost_spills;			/* re-cost PostgreSQL's spilling operators */
 
 extern void gx_cost_define_gucs(void);

@@ -17,6 +17,11 @@
  * added to the startup and total cost of the node and of every node above
  * it in the same relation.
  *
+ * Hashed aggregations are also charged gpuext.stock_group_us per group
+ * (measured by gpuext_calibrate(): what a group takes beyond the
+ * planner's estimate once the table outgrows the CPU's caches), whether
+ * or not they spill, and independently of gpuext.recost_spills.
+ *
  * What this cannot reach (no hook sees those costs): hash joins that
  * batch, sorts inside merge joins, Material nodes, and paths that add_path
  * had already discarded because a path re-costed here looked cheaper.
@@ -198,8 +203,13 @@ recost_path(RecostContext *cx, Path *p)
 	if (input != NULL)
 		surcharge += recost_path(cx, input);
 	if (IsA(p, AggPath) && ((AggPath *) p)->aggstrategy == AGG_HASHED)
-		surcharge += hashagg_surcharge(cx->root, (AggPath *) p, cx->transition_space);
-	else if (IsA(p, SortPath))
+	{
+		if (gx_recost_spills)
+			surcharge += hashagg_surcharge(cx->root, (AggPath *) p, cx->transition_space);
+		/* its groups' lookups in a table larger than the caches */
+		surcharge += ((AggPath *) p)->numGroups * gx_stock_group_us / gx_cost_unit_us;
+	}
+	else if (IsA(p, SortPath) && gx_recost_spills)
 		surcharge += sort_surcharge((SortPath *) p, cx->limit_tuples);
 	/* never below zero: a write factor of -1 only removes what was charged */
 	surcharge = Max(surcharge, -p->startup_cost);
@@ -227,7 +237,7 @@ spill_recost_upper_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo 
 
 	if (prev_create_upper_paths_hook)
 		prev_create_upper_paths_hook(root, stage, input_rel, output_rel, extra);
-	if (!gx_recost_spills || !gpuext_enabled)
+	if (!gpuext_enabled || (!gx_recost_spills && gx_stock_group_us <= 0))
 		return;
 	gx_cost_refresh();
 	if ((stage == UPPERREL_GROUP_AGG || stage == UPPERREL_PARTIAL_GROUP_AGG) &&

@@ -3,7 +3,8 @@
 -- goes to disk pay (write / read - 1) times PostgreSQL's price for the
 -- pages they write; nothing else changes.  The storage parameters are set
 -- here, so the test does not depend on what a calibration stored (nor on
--- the calibrated charge for rows sent to the client, output.c).  The
+-- the calibrated charge for rows sent to the client, output.c, nor on the
+-- calibrated charge per group of a hashed aggregation, tested last).  The
 -- GPU paths stay out: with a GPU, GpuAgg (which never spills) rightly
 -- wins once writes are dear, and this test is about PostgreSQL's plans.
 SET max_parallel_workers_per_gather = 0;
@@ -15,6 +16,7 @@ SET gpuext.storage_random_read_us = 100;
 SET gpuext.storage_seq_write_us = 20;
 SET gpuext.storage_random_write_us = 100;
 SET gpuext.client_row_us = 0;
+SET gpuext.stock_group_us = 0;
 CREATE TABLE cs_t (a int, b int, t text);
 INSERT INTO cs_t SELECT g, g % 1000, md5(g::text) FROM generate_series(1, 200000) g;
 ANALYZE cs_t;
@@ -92,6 +94,22 @@ RESET gpuext.enabled;
 SELECT count(*), sum(c) FROM (SELECT a, count(*) c FROM cs_t GROUP BY a) s;
 SET gpuext.recost_spills = off;
 SELECT count(*), sum(c) FROM (SELECT a, count(*) c FROM cs_t GROUP BY a) s;
+
+-- a hashed aggregation's groups: gpuext.stock_group_us a group (what
+-- calibration measures a group taking beyond the estimate once the table
+-- outgrows the CPU's caches), at gpuext.cost_unit_us a unit, whether it
+-- spills or not and with spill re-costing off: 200 000 groups at 1 us
+-- and 5 us a unit are 40 000 units more
+SET work_mem = '64MB';
+SET enable_sort = off;
+SET gpuext.cost_unit_us = 5;
+CREATE TEMP TABLE cs_costs AS
+SELECT (SELECT total FROM cs_plan('SELECT a, count(*) FROM cs_t GROUP BY a')) AS without;
+SET gpuext.stock_group_us = 1;
+SELECT node, round(total - (SELECT without FROM cs_costs)) AS more
+  FROM cs_plan('SELECT a, count(*) FROM cs_t GROUP BY a');
+RESET gpuext.stock_group_us;
+RESET enable_sort;
 
 RESET ALL;
 DROP TABLE cs_t;
