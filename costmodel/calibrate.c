@@ -722,7 +722,7 @@ measure_stock_group(const char *scratch, double unit_us)
 	time_pair(many, SPI_OK_SELECT, few, SPI_OK_SELECT, 5, &many_us, &few_us);
 	est_us = (gx_planned_cost(many) - gx_planned_cost(few)) * unit_us;
 	gx_set_local("enable_sort", "on");
-	return Max(many_us - few_us - est_us, 0) / SCRATCH_ROWS;
+	return Max(many_us - few_us - est_us, 0) / (SCRATCH_ROWS - GX_STOCK_GROUPS_CACHED);
 }
 
 /*
