@@ -236,7 +236,7 @@ host_page_cost_us(double allvisfrac)
  * under 4 workers and 16.4 to 17.4 under 6 to 16 on the H100.)
  */
 int
-gx_parallel_scan_workers(RelOptInfo *rel, bool gpu)
+gx_parallel_scan_workers(RelOptInfo *rel)
 {
 	int			workers = compute_parallel_worker(rel, rel->pages, -1,
 												  max_parallel_workers_per_gather);
@@ -255,6 +255,13 @@ us_to_cost(double us)
 	return us / gx_cost_unit_us;
 }
 
+/* The fixed setup of a gpuext operator on the GPU or on the CPU engine. */
+static Cost
+engine_setup_cost(bool gpu)
+{
+	return us_to_cost(gpu ? gx_gpu_setup_us : gx_cpu_engine_setup_us);
+}
+
 /*
  * The least startup cost of any gpuext path planned for the GPU: its fixed
  * setup (gx_cost_scan charges it to every GPU scan, which every GpuScan,
@@ -265,7 +272,7 @@ us_to_cost(double us)
 Cost
 gx_gpu_cost_floor(void)
 {
-	return us_to_cost(gx_gpu_setup_us);
+	return engine_setup_cost(true);
 }
 
 /*
@@ -418,9 +425,10 @@ gx_cost_scan(const GxScanCostInput *in, Cost *startup, Cost *total)
 	double		heap_allvis = cached_frac < 1.0 ?
 		Max(0.0, (in->allvisfrac - cached_frac) / (1.0 - cached_frac)) : 1.0;
 	double		page_us = host_page_cost_us(heap_allvis);
-	double		pinned = pages_with_rows(in) * cached_frac;
+	double		row_pages = pages_with_rows(in);
+	double		pinned = row_pages * cached_frac;
 	double		host_pages_us = heap * page_us + pinned * gx_host_page_us;
-	double		host_rows_us = in->rows_out * gx_host_tuple_us + pages_with_rows(in) * gx_host_row_page_us;
+	double		host_rows_us = in->rows_out * gx_host_tuple_us + row_pages * gx_host_row_page_us;
 	double		device_us = 0;
 	double		fixed_us = 0;
 	double		run_us;
@@ -433,14 +441,13 @@ gx_cost_scan(const GxScanCostInput *in, Cost *startup, Cost *total)
 
 		device_us = read_us + in->tuples * Max(in->program_len, 1) * gx_device_row_ns / 1e3;
 		fixed_us = ceil(in->pages / 4096.0) * gx_gpu_batch_us;
-		*startup = us_to_cost(gx_gpu_setup_us);
 	}
 	else
 	{
 		/* the CPU engine runs the program in the processes themselves */
 		host_pages_us += in->tuples * Max(in->program_len, 1) * gx_cpu_engine_row_ns / 1e3;
-		*startup = us_to_cost(gx_cpu_engine_setup_us);
 	}
+	*startup = engine_setup_cost(in->gpu);
 	run_us = scan_run_us(host_pages_us, host_rows_us, device_us, workers, false) + fixed_us;
 	if (workers > 0 && !gpuext_force_offload)
 	{
@@ -473,7 +480,7 @@ int
 gx_choose_scan_workers(const GxScanCostInput *in, int max_workers)
 {
 	GxScanCostInput try = *in;
-	Cost		setup = us_to_cost(in->gpu ? gx_gpu_setup_us : gx_cpu_engine_setup_us);
+	Cost		setup = engine_setup_cost(in->gpu);
 	int			best = max_workers;
 	Cost		best_cost = -1;
 

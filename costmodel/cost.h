@@ -62,7 +62,7 @@ extern void gx_add_partial_path(PlannerInfo *root, RelOptInfo *rel, Path *path);
 extern void gx_cost_refresh(void);
 extern int	gx_compare_total_cost(const ListCell *a, const ListCell *b);
 extern double gx_parallel_divisor(int workers);
-extern int	gx_parallel_scan_workers(RelOptInfo *rel, bool gpu);
+extern int	gx_parallel_scan_workers(RelOptInfo *rel);
 extern Cost gx_gpu_cost_floor(void);
 extern bool gx_stock_path_beats(List *paths, Cost floor, double rows, bool parallel_safe);
 

@@ -823,7 +823,7 @@ gpuagg_add_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo *input_r
 		output_rel->consider_parallel && parallel_fallback != NULL &&
 		max_parallel_workers_per_gather > 0 && all_parallel_safe(par_inner_paths))
 	{
-		int			workers = gx_parallel_scan_workers(scan_rel, gpu);
+		int			workers = gx_parallel_scan_workers(scan_rel);
 
 		if (workers > 0)
 		{

@@ -1000,7 +1000,7 @@ add_gpujoin_paths(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
 		if (prev_partial)
 			workers = prev_partial->cpath.path.parallel_workers;
 		else
-			workers = gx_parallel_scan_workers(fact, gpu);
+			workers = gx_parallel_scan_workers(fact);
 		if (workers > 0)
 		{
 			gp = make_gpujoin_path(root, joinrel, outerrel, innerrel, jointype, extra, fact,

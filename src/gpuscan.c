@@ -316,7 +316,7 @@ gpuscan_add_paths(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTblEntry *
 	if (!gpu && !gpuext_force_offload)
 		return;
 	workers = rel->consider_parallel && rel->lateral_relids == NULL ?
-		gx_parallel_scan_workers(rel, gpu) : 0;
+		gx_parallel_scan_workers(rel) : 0;
 	/* a serial path that add_path would reject at once is not made */
 	serial = gpuext_force_offload ||
 		!gx_stock_path_beats(rel->pathlist, gx_gpu_cost_floor(), rel->rows, false);
