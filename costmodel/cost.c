@@ -360,6 +360,32 @@ parallel_span_us(double work_us, int workers, bool launches)
 }
 
 /*
+ * What the launches of a stock Gather's workers add to it beyond the
+ * parallel_setup_cost it is charged once whatever their number, for a
+ * partial input that PostgreSQL costs at 'process_cost' a process (the work
+ * divided by gx_parallel_divisor): that work undivided, shared by the
+ * processes as they start (parallel_span_us), against shared from the
+ * query's start.  The same launches gx_cost_scan charges gpuext's partial
+ * paths, so that a stock parallel plan and a gpuext one compete on equal
+ * terms (cm_join_ol: a stock parallel hash join under 16 workers, which
+ * PostgreSQL put at 8.5 ms, ran 16 to 19 on the H100, session 12).  None
+ * under gpuext.force_offload, like gx_cost_scan's.
+ */
+Cost
+gx_stock_launch_surcharge(Cost process_cost, int workers)
+{
+	double		work_us;
+	double		launched_us;
+
+	if (workers <= 0 || gpuext_force_offload || process_cost <= 0)
+		return 0;
+	work_us = process_cost * gx_parallel_divisor(workers) * gx_cost_unit_us;
+	launched_us = parallel_span_us(work_us, workers, true) -
+		parallel_span_us(work_us, workers, false);
+	return us_to_cost(Max(launched_us - parallel_setup_cost * gx_cost_unit_us, 0));
+}
+
+/*
  * Share of the shorter of the host's page work and the device's work
  * that a parallel scan does not overlap.  One process keeps its batches
  * in flight and hides the device's reading behind its page work (on the

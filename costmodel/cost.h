@@ -65,6 +65,7 @@ extern double gx_parallel_divisor(int workers);
 extern int	gx_parallel_scan_workers(RelOptInfo *rel);
 extern Cost gx_gpu_cost_floor(void);
 extern bool gx_stock_path_beats(List *paths, Cost floor, double rows, bool parallel_safe);
+extern Cost gx_stock_launch_surcharge(Cost process_cost, int workers);
 
 /* inputs of a scan's costing */
 typedef struct GxScanCostInput

@@ -52,6 +52,7 @@
 
 #include "cost.h"
 #include "gpuext.h"
+#include "gpuscan.h"
 
 static create_upper_paths_hook_type prev_create_upper_paths_hook = NULL;
 
@@ -172,6 +173,24 @@ single_input(Path *p)
 	}
 }
 
+/*
+ * Were the launches of a Gather's 'workers' charged already, to the
+ * partial gpuext path that drives its input (gx_cost_scan charges them for
+ * the path's own workers)?  Through the nodes between, not through a
+ * join: a partial GpuScan on one side of a parallel join is costed for its
+ * own workers (often fewer: cm_join_ol's GpuScan under a Parallel Hash
+ * planned 1, charged nothing for launches, and ran in 16), and the other
+ * side's work is not in its cost.
+ */
+static bool
+launches_charged(Path *p, int workers)
+{
+	for (; p != NULL; p = single_input(p))
+		if (gx_is_gpuext_path(p))
+			return p->parallel_workers >= workers;
+	return false;
+}
+
 /* what the paths of one upper relation are re-costed with */
 typedef struct RecostContext
 {
@@ -189,14 +208,16 @@ typedef struct RecostContext
  * on them).  Returns the surcharge added to p; each node is charged once.
  */
 static Cost
-recost_path(RecostContext *cx, Path *p)
+recost_path(RecostContext *cx, Path *p, bool below_rel_node)
 {
 	ListCell   *lc;
 	Path	   *input;
 	Cost		surcharge = 0;
 	Recosted   *r;
+	bool		gather = IsA(p, GatherPath) || IsA(p, GatherMergePath);
 
-	if (p->parent != cx->rel)
+	/* a lower relation's Gather is charged by the first node above it */
+	if (p->parent != cx->rel && !(gather && below_rel_node))
 		return 0;
 	foreach(lc, cx->done)
 	{
@@ -205,8 +226,8 @@ recost_path(RecostContext *cx, Path *p)
 			return r->surcharge;
 	}
 	input = single_input(p);
-	if (input != NULL)
-		surcharge += recost_path(cx, input);
+	if (input != NULL && p->parent == cx->rel)
+		surcharge += recost_path(cx, input, true);
 	if (IsA(p, AggPath) && ((AggPath *) p)->aggstrategy == AGG_HASHED)
 	{
 		if (gx_recost_spills)
@@ -217,6 +238,15 @@ recost_path(RecostContext *cx, Path *p)
 	}
 	else if (IsA(p, SortPath) && gx_recost_spills)
 		surcharge += sort_surcharge((SortPath *) p, cx->limit_tuples);
+	else if (gather)
+	{
+		int			workers = IsA(p, GatherPath) ? ((GatherPath *) p)->num_workers :
+			((GatherMergePath *) p)->num_workers;
+
+		if (!launches_charged(input, workers))
+			surcharge += gx_stock_launch_surcharge(input->total_cost,
+												   workers);
+	}
 	/* never below zero: a write factor of -1 only removes what was charged */
 	surcharge = Max(surcharge, -p->startup_cost);
 	if (surcharge != 0)
@@ -243,7 +273,7 @@ spill_recost_upper_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo 
 
 	if (prev_create_upper_paths_hook)
 		prev_create_upper_paths_hook(root, stage, input_rel, output_rel, extra);
-	if (!gpuext_enabled || (!gx_recost_spills && gx_stock_group_us <= 0))
+	if (!gpuext_enabled)
 		return;
 	gx_cost_refresh();
 	if ((stage == UPPERREL_GROUP_AGG || stage == UPPERREL_PARTIAL_GROUP_AGG) &&
@@ -264,9 +294,9 @@ spill_recost_upper_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo 
 	if (stage == UPPERREL_ORDERED)
 		cx.limit_tuples = root->limit_tuples;
 	foreach(lc, output_rel->pathlist)
-		recost_path(&cx, lfirst(lc));
+		recost_path(&cx, lfirst(lc), false);
 	foreach(lc, output_rel->partial_pathlist)
-		recost_path(&cx, lfirst(lc));
+		recost_path(&cx, lfirst(lc), false);
 	list_free_deep(cx.done);
 	if (!cx.changed)
 		return;

@@ -296,7 +296,8 @@ static planner_hook_type prev_planner_hook = NULL;
  * path lists.  Reset by gpujoin_planner for each (possibly nested) call.
  */
 static List *kept_paths = NIL;
-static MemoryContext kept_cxt = NULL;
+static MemoryContext kept_cxt = NULL;	/* made at the first path kept */
+static MemoryContext kept_parent = NULL;	/* the planner call's; NULL outside one */
 
 /* gpuext.gpujoin_kernels: build and probe on the GPU when there is one */
 static bool gpujoin_kernels = true;
@@ -863,7 +864,7 @@ remember_path(PlannerInfo *root, GpuJoinPath *gp)
 	GpuJoinPath *copy;
 	ListCell   *lc;
 
-	if (kept_cxt == NULL || root->join_rel_level == NULL)
+	if (kept_parent == NULL || root->join_rel_level == NULL)
 		return;
 	foreach(lc, kept_paths)
 	{
@@ -878,6 +879,9 @@ remember_path(PlannerInfo *root, GpuJoinPath *gp)
 			memcpy(k, gp, sizeof(GpuJoinPath));
 		return;
 	}
+	if (kept_cxt == NULL)
+		kept_cxt = AllocSetContextCreate(kept_parent, "gpuext GpuJoin paths",
+										 ALLOCSET_SMALL_SIZES);
 	old = MemoryContextSwitchTo(kept_cxt);
 	copy = palloc(sizeof(GpuJoinPath));
 	memcpy(copy, gp, sizeof(GpuJoinPath));
@@ -912,8 +916,28 @@ gpujoin_paths_of(RelOptInfo *rel)
 }
 
 /*
+ * Free the paths a planner call kept (back in the call's own context) and
+ * give the caller's planner call its own again.
+ */
+static void
+restore_kept_paths(List *paths, MemoryContext cxt, MemoryContext parent)
+{
+	if (kept_cxt != NULL)
+	{
+		/* (an error in remember_path leaves it current) */
+		if (CurrentMemoryContext == kept_cxt)
+			MemoryContextSwitchTo(kept_parent);
+		MemoryContextDelete(kept_cxt);
+	}
+	kept_paths = paths;
+	kept_cxt = cxt;
+	kept_parent = parent;
+}
+
+/*
  * planner_hook: a new kept_paths for each planner call (SQL functions
- * inlined or evaluated while planning may plan a query of their own).
+ * inlined or evaluated while planning may plan a query of their own).  Its
+ * memory context is made only when a path is kept: most queries plan none.
  */
 static PlannedStmt *
 gpujoin_planner(Query *parse, const char *query_string, int cursor_options,
@@ -921,12 +945,12 @@ gpujoin_planner(Query *parse, const char *query_string, int cursor_options,
 {
 	List	   *saved_paths = kept_paths;
 	MemoryContext saved_cxt = kept_cxt;
-	MemoryContext caller = CurrentMemoryContext;
+	MemoryContext saved_parent = kept_parent;
 	PlannedStmt *volatile result = NULL;
 
 	kept_paths = NIL;
-	kept_cxt = AllocSetContextCreate(CurrentMemoryContext, "gpuext GpuJoin paths",
-									 ALLOCSET_SMALL_SIZES);
+	kept_cxt = NULL;
+	kept_parent = CurrentMemoryContext;
 	PG_TRY();
 	{
 		if (prev_planner_hook)
@@ -934,16 +958,13 @@ gpujoin_planner(Query *parse, const char *query_string, int cursor_options,
 		else
 			result = standard_planner(parse, query_string, cursor_options, bound_params);
 	}
-	PG_FINALLY();
+	PG_CATCH();
 	{
-		/* (an error in remember_path leaves it current) */
-		if (CurrentMemoryContext == kept_cxt)
-			MemoryContextSwitchTo(caller);
-		MemoryContextDelete(kept_cxt);
-		kept_paths = saved_paths;
-		kept_cxt = saved_cxt;
+		restore_kept_paths(saved_paths, saved_cxt, saved_parent);
+		PG_RE_THROW();
 	}
 	PG_END_TRY();
+	restore_kept_paths(saved_paths, saved_cxt, saved_parent);
 	return result;
 }
 

@@ -289,7 +289,10 @@ keep_only_gpuext_paths(RelOptInfo *rel)
  * GPU (not forced), a relation whose stock paths already beat any GPU
  * scan's fixed setup (a small table, a primary-key lookup) and that gets
  * no partial path is left before its quals are examined: planning it
- * costs no more than with gpuext off.
+ * costs no more than with gpuext off.  A partial path is not made either
+ * where a stock path of the relation costs less than a GPU scan's setup
+ * and a Gather's (a primary-key lookup in a big table): no plan that
+ * gathers it can be cheaper than the stock plan over that path.
  */
 static void
 gpuscan_add_paths(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTblEntry *rte)
@@ -320,6 +323,10 @@ gpuscan_add_paths(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTblEntry *
 	/* a serial path that add_path would reject at once is not made */
 	serial = gpuext_force_offload ||
 		!gx_stock_path_beats(rel->pathlist, gx_gpu_cost_floor(), rel->rows, false);
+	/* nor a partial one whose Gather would cost more than a whole stock scan */
+	if (workers > 0 && !serial &&
+		gx_stock_path_beats(rel->pathlist, gx_gpu_cost_floor() + parallel_setup_cost, -1, false))
+		workers = 0;
 	if (!serial && workers == 0)
 		return;
 	if (!gx_split_scan_quals(root, rel, rte, rel->baserestrictinfo, &device_quals, &host_quals))
