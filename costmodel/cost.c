@@ -64,6 +64,7 @@ double		gx_parallel_page_share = 0.0;
 double		gx_parallel_worker_us = 0.0;
 double		gx_parallel_start_us = 0.0;
 double		gx_stock_group_us = 0.0;
+double		gx_stock_agg_row_us = 0.0;
 bool		gx_recost_spills = true;
 
 /* Define a real-valued cost parameter. */
@@ -171,6 +172,9 @@ gx_cost_define_gucs(void)
 	define_param("gpuext.stock_group_us",
 				 "Microseconds a group of PostgreSQL's hashed aggregation takes beyond its estimate (its table outgrowing the CPU's caches); gpuext charges stock hashed aggregations this per group.",
 				 &gx_stock_group_us, 0.0, 0, 1e6);
+	define_param("gpuext.stock_agg_row_us",
+				 "Microseconds a row of PostgreSQL's hashed aggregation takes beyond its estimate (hashing its keys, finding its group); gpuext charges stock hashed aggregations this per input row.",
+				 &gx_stock_agg_row_us, 0.0, 0, 1e6);
 	DefineCustomBoolVariable("gpuext.recost_spills",
 							 "Re-costs PostgreSQL's spilling hash aggregations and sorts with the storage write costs.",
 							 "A page written to a temporary file costs PostgreSQL's page cost times "

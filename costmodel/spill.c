@@ -1,7 +1,9 @@
 /*-------------------------------------------------------------------------
  * spill.c
  *		Re-cost PostgreSQL's own spilling operators with separate write
- *		costs (the asymmetric read/write model of Bausch et al.).
+ *		costs (the asymmetric read/write model of Bausch et al.), and its
+ *		hashed aggregations and Gathers with what calibration measured
+ *		them taking beyond the planner's estimates.
  *
  * PostgreSQL prices a page written to a temporary file like a page read
  * (random_page_cost, seq_page_cost).  On flash a write costs several
@@ -17,8 +19,11 @@
  * added to the startup and total cost of the node and of every node above
  * it in the same relation.
  *
- * Hashed aggregations are also charged gpuext.stock_group_us per group
- * beyond the first GX_STOCK_GROUPS_CACHED (measured by gpuext_calibrate():
+ * Hashed aggregations are also charged gpuext.stock_agg_row_us per input
+ * row (what calibration measures hashing a row's keys and finding its
+ * group taking beyond the planner's one operator a key), and
+ * gpuext.stock_group_us per group beyond the first GX_STOCK_GROUPS_CACHED
+ * (measured by gpuext_calibrate():
  * what a group takes beyond the planner's estimate once the table
  * outgrows the CPU's caches), whether or not they spill, and
  * independently of gpuext.recost_spills.  The groups are the planner's
@@ -26,6 +31,13 @@
  * are (cm_1k_group: 632 estimated for 10): charged from the first group,
  * at 0.3 us that aggregation of 1000 rows looked dearer than a GpuAgg
  * 20 % slower than it.
+ *
+ * A Gather or Gather Merge of stock nodes that is the input of a node of
+ * the relation is charged its workers' launches beyond parallel_setup_cost
+ * (gx_stock_launch_surcharge), as gpuext's own partial paths are; one
+ * whose input a partial gpuext path with as many workers drives was
+ * charged them there.  A Gather that ends a scan or join (a query with no
+ * aggregation, sort or limit above it) is out of reach.
  *
  * What this cannot reach (no hook sees those costs): hash joins that
  * batch, sorts inside merge joins, Material nodes, and paths that add_path
@@ -232,9 +244,10 @@ recost_path(RecostContext *cx, Path *p, bool below_rel_node)
 	{
 		if (gx_recost_spills)
 			surcharge += hashagg_surcharge(cx->root, (AggPath *) p, cx->transition_space);
-		/* its groups' lookups in a table larger than the caches */
-		surcharge += Max(((AggPath *) p)->numGroups - GX_STOCK_GROUPS_CACHED, 0) *
-			gx_stock_group_us / gx_cost_unit_us;
+		/* its rows' lookups, and its groups' in a table larger than the caches */
+		surcharge += (((AggPath *) p)->subpath->rows * gx_stock_agg_row_us +
+					  Max(((AggPath *) p)->numGroups - GX_STOCK_GROUPS_CACHED, 0) *
+					  gx_stock_group_us) / gx_cost_unit_us;
 	}
 	else if (IsA(p, SortPath) && gx_recost_spills)
 		surcharge += sort_surcharge((SortPath *) p, cx->limit_tuples);

@@ -4,9 +4,10 @@
 -- pages they write; nothing else changes.  The storage parameters are set
 -- here, so the test does not depend on what a calibration stored (nor on
 -- the calibrated charge for rows sent to the client, output.c, nor on the
--- calibrated charge per group of a hashed aggregation, tested last).  The
--- GPU paths stay out: with a GPU, GpuAgg (which never spills) rightly
--- wins once writes are dear, and this test is about PostgreSQL's plans.
+-- calibrated charges per group and per row of a hashed aggregation and for
+-- a Gather's launches, tested last).  The GPU paths stay out: with a GPU,
+-- GpuAgg (which never spills) rightly wins once writes are dear, and this
+-- test is about PostgreSQL's plans.
 SET max_parallel_workers_per_gather = 0;
 SET gpuext.enable_gpuagg = off;
 SET gpuext.enable_gpuscan = off;
@@ -17,16 +18,18 @@ SET gpuext.storage_seq_write_us = 20;
 SET gpuext.storage_random_write_us = 100;
 SET gpuext.client_row_us = 0;
 SET gpuext.stock_group_us = 0;
+SET gpuext.stock_agg_row_us = 0;
 CREATE TABLE cs_t (a int, b int, t text);
 INSERT INTO cs_t SELECT g, g % 1000, md5(g::text) FROM generate_series(1, 200000) g;
 ANALYZE cs_t;
--- the top plan node and its total cost
+-- the top plan node (its strategy, and Finalize over a Gather) and its total cost
 CREATE FUNCTION cs_plan(q text, OUT node text, OUT total float8) AS $$
 DECLARE
   j json;
 BEGIN
   EXECUTE 'EXPLAIN (FORMAT JSON) ' || q INTO j;
-  node := coalesce(j->0->'Plan'->>'Strategy' || ' ', '') || (j->0->'Plan'->>'Node Type');
+  node := CASE WHEN j->0->'Plan'->>'Partial Mode' = 'Finalize' THEN 'Finalize ' ELSE '' END ||
+          coalesce(j->0->'Plan'->>'Strategy' || ' ', '') || (j->0->'Plan'->>'Node Type');
   total := (j->0->'Plan'->>'Total Cost')::float8;
 END $$ LANGUAGE plpgsql;
 -- the plan of q for each value of a parameter
@@ -109,8 +112,26 @@ SELECT (SELECT total FROM cs_plan('SELECT a, count(*) FROM cs_t GROUP BY a')) AS
 SET gpuext.stock_group_us = 1;
 SELECT node, round(total - (SELECT without FROM cs_costs)) AS more
   FROM cs_plan('SELECT a, count(*) FROM cs_t GROUP BY a');
-RESET gpuext.stock_group_us;
+SET gpuext.stock_group_us = 0;
+-- ... and its rows: gpuext.stock_agg_row_us a row (hashing its keys and
+-- finding its group, beyond the planner's one operator a key): 200 000
+-- rows at 0.5 us and 5 us a unit are 20 000 units more
+SET gpuext.stock_agg_row_us = 0.5;
+SELECT node, round(total - (SELECT without FROM cs_costs)) AS more
+  FROM cs_plan('SELECT a, count(*) FROM cs_t GROUP BY a');
+SET gpuext.stock_agg_row_us = 0;
 RESET enable_sort;
+
+-- a stock Gather under an aggregation pays its workers' launches beyond
+-- parallel_setup_cost: free launches keep the parallel plan, a first
+-- worker that starts 100 ms late (20 000 units at 5 us) sends the count
+-- back to a serial scan
+SET max_parallel_workers_per_gather = 2;
+SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0;
+SET gpuext.parallel_worker_us = 0;
+SELECT value, node FROM cs_sweep('gpuext.parallel_start_us', '{0, 100000}',
+                                 'SELECT count(*) FROM cs_t WHERE b < 500');
 
 RESET ALL;
 DROP TABLE cs_t;
