@@ -1498,7 +1498,8 @@ def main_run(opts):
         else:
             run_cal, why = False, "gx_auto is not among the configurations"
         t0 = time.time()
-        calib = decisions.calibrate(lambda: connect(opts), run_cal, why, opts.out, log)
+        calib = decisions.calibrate(lambda: connect(opts), run_cal, why, opts.out, log,
+                                    settle=int(env("BENCH_CALIBRATE_SETTLE", "1")))
         phases.add("calibrate", time.time() - t0)
 
     cases_by_q = {}

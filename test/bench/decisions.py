@@ -39,18 +39,29 @@ def in_force(conn):
              "measured_at": r[4], "default_value": _float(r[5])} for r in rows]
 
 
-def calibrate(connect, run, why, out_dir, log):
-    """Run gpuext_calibrate() once when `run` (as the runner's user, who must
-    be a superuser), then read the parameters in force from a new session.
-    Writes calibration.tsv (what was measured) and calibration-in-force.tsv
-    into out_dir; returns the record for results.json."""
-    rec = {"ran": False, "why": why, "seconds": None, "measured": [], "in_force": [], "error": None}
+def calibrate(connect, run, why, out_dir, log, settle=1):
+    """Run gpuext_calibrate() when `run` (as the runner's user, who must be
+    a superuser), first `settle` times whose values the last run replaces
+    (logged; a machine that has just loaded the benchmark's data is not yet
+    at its pace: on the H100 a calibration right after the load measured a
+    host page at 0.63 us where the three after it measured 0.28-0.36,
+    session 13), then read the parameters in force from a new session.
+    Writes calibration.tsv (what the last run measured) and
+    calibration-in-force.tsv into out_dir; returns the record for
+    results.json."""
+    rec = {"ran": False, "why": why, "seconds": None, "measured": [], "in_force": [], "error": None,
+           "settling": []}
     if run:
         t0 = time.time()
         try:
             with connect() as c:
                 if c.one("SELECT rolsuper FROM pg_roles WHERE rolname = current_user") != "t":
                     raise RuntimeError("the runner's user is not a superuser")
+                for i in range(settle):
+                    rows = c.rows("SELECT parameter, measured FROM gpuext_calibrate()")
+                    rec["settling"].append({r[0]: _float(r[1]) for r in rows})
+                    log("bench: settling calibration %d of %d (its values replaced next): %s" % (
+                        i + 1, settle, ", ".join("%s %.4g" % (r[0], _float(r[1])) for r in rows)))
                 rows = c.rows("SELECT %s FROM gpuext_calibrate()" % ", ".join(CAL_COLS))
             rec["ran"] = True
             rec["measured"] = [{"parameter": r[0], "measured": _float(r[1]), "previous": _float(r[2]),

@@ -42,9 +42,12 @@
 #   --keep-running     BENCH_KEEP_RUNNING=1: leave the cluster running at the end
 #   --calibrate, --no-calibrate
 #                      BENCH_CALIBRATE=1/0: run SELECT * FROM gpuext_calibrate()
-#                      once before the queries and log what it measured
+#                      before the queries and log what it measured
 #                      (calibration.tsv); default: on when a set with a decision
-#                      report (costmodel) is selected and gx_auto runs
+#                      report (costmodel) is selected and gx_auto runs.  First
+#                      BENCH_CALIBRATE_SETTLE (1) settling runs, logged, whose
+#                      values the last run replaces (the machine settles after
+#                      the load)
 # More: BENCH_NPROC (cores to use), BENCH_JOBS (loader sessions), BENCH_PORT,
 # BENCH_MAX_CASE_S (cap on the timed runs of one case, default 30 s),
 # BENCH_FORCE_PARALLEL=1 (parallel plans even for tiny tables), BENCH_RUN_ALL=1
