@@ -698,6 +698,25 @@ measure_host_group(const char *scratch, double unit_us)
 }
 
 /*
+ * Microseconds stock serial query 'a' (hashed, where it aggregates) takes
+ * beyond 'b', less the difference of their estimates at unit_us per cost
+ * unit: what PostgreSQL's costing misses of the work a does and b not.
+ */
+static double
+stock_beyond_estimate(const char *a, const char *b, double unit_us)
+{
+	double		a_us;
+	double		b_us;
+	double		est_us;
+
+	gx_set_local("enable_sort", "off");
+	time_pair(a, SPI_OK_SELECT, b, SPI_OK_SELECT, 5, &a_us, &b_us);
+	est_us = (gx_planned_cost(a) - gx_planned_cost(b)) * unit_us;
+	gx_set_local("enable_sort", "on");
+	return Max(a_us - b_us - est_us, 0);
+}
+
+/*
  * What a group of PostgreSQL's own hashed aggregation takes beyond the
  * planner's estimate: every row of the scratch table its own group against
  * one group in a thousand rows, stock serial plans, less the difference of
@@ -712,17 +731,11 @@ measure_host_group(const char *scratch, double unit_us)
 static double
 measure_stock_group(const char *scratch, double unit_us)
 {
-	const char *many = psprintf("SELECT count(*) FROM (SELECT id FROM %s GROUP BY id) s", scratch);
-	const char *few = psprintf("SELECT count(*) FROM (SELECT id / 1000 FROM %s GROUP BY 1) s", scratch);
-	double		many_us;
-	double		few_us;
-	double		est_us;
-
-	gx_set_local("enable_sort", "off");	/* hashed, both */
-	time_pair(many, SPI_OK_SELECT, few, SPI_OK_SELECT, 5, &many_us, &few_us);
-	est_us = (gx_planned_cost(many) - gx_planned_cost(few)) * unit_us;
-	gx_set_local("enable_sort", "on");
-	return Max(many_us - few_us - est_us, 0) / (SCRATCH_ROWS - GX_STOCK_GROUPS_CACHED);
+	return stock_beyond_estimate(psprintf("SELECT count(*) FROM (SELECT id FROM %s GROUP BY id) s",
+										  scratch),
+								 psprintf("SELECT count(*) FROM (SELECT id / 1000 FROM %s GROUP BY 1) s",
+										  scratch),
+								 unit_us) / (SCRATCH_ROWS - GX_STOCK_GROUPS_CACHED);
 }
 
 /*
@@ -742,17 +755,10 @@ measure_stock_group(const char *scratch, double unit_us)
 static double
 measure_stock_agg_row(const char *scratch, double unit_us)
 {
-	const char *grouped = psprintf("SELECT count(*) FROM (SELECT v FROM %s GROUP BY v) s", scratch);
-	const char *counted = psprintf("SELECT count(v) FROM %s", scratch);
-	double		grouped_us;
-	double		counted_us;
-	double		est_us;
-
-	gx_set_local("enable_sort", "off");	/* hashed */
-	time_pair(grouped, SPI_OK_SELECT, counted, SPI_OK_SELECT, 5, &grouped_us, &counted_us);
-	est_us = (gx_planned_cost(grouped) - gx_planned_cost(counted)) * unit_us;
-	gx_set_local("enable_sort", "on");
-	return Max(grouped_us - counted_us - est_us, 0) / SCRATCH_ROWS;
+	return stock_beyond_estimate(psprintf("SELECT count(*) FROM (SELECT v FROM %s GROUP BY v) s",
+										  scratch),
+								 psprintf("SELECT count(v) FROM %s", scratch),
+								 unit_us) / SCRATCH_ROWS;
 }
 
 /*
