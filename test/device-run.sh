@@ -30,6 +30,12 @@
 #           -v slow_ms=30000 -v explain=1" bash test/device-run.sh index
 #         INDEX_BENCH=gist GIST_SWEEP=1 GIST_ROWS=10000000 \
 #           GIST_QUERIES=100000 GIST_REPS=2 bash test/device-run.sh index
+#   bash test/device-run.sh costmodel
+#       make bench QUERIES=costmodel SCALE=small (a settling calibration, the
+#       one kept, then the 40 queries in five configurations; about 7
+#       minutes) and its decision report; REPEAT_CAL=N then calls
+#       gpuext_calibrate() N more times on the same cluster (about 40 s
+#       each) and prints the figures plans turn on, to see their spread.
 #   bash test/device-run.sh bench TAG [VAR=VALUE ...]
 #       one make bench with those variables (e.g. SCALE=10 QUERIES=ssb); its
 #       output folder packed as $OUT/TAG.tar.xz.
@@ -49,7 +55,7 @@ T0=$(date +%s)
 elapsed() { echo $(($(date +%s) - T0)); }
 
 case "${1:-}" in
-  tests|bench|sanitize|index) ;;
+  tests|bench|costmodel|sanitize|index) ;;
   *) sed -n '2,/^set -u/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 2 ;;
 esac
 if ! command -v pg_config >/dev/null; then
@@ -154,6 +160,25 @@ dynamic_shared_memory_type = mmap"
       # the summary tables at the end
       awk '/^ *(case_name|node_size) +\|/ { p = 1 } p' "$OUT/gist-bench.log" | grep -v WARNING | tail -80
     fi
+    exit $rc
+    ;;
+  costmodel)
+    mount -o remount,size=48G /dev/shm 2>/dev/null
+    timeout $((570 - $(elapsed))) env MAKEFLAGS=-j"$(nproc)" BENCH_KEEP_RUNNING=1 BENCH_OUT=/tmp/bench-cm \
+      make bench QUERIES=costmodel SCALE=small >"$OUT/cm-bench.log" 2>&1
+    rc=$?
+    echo "costmodel bench rc=$rc after $(elapsed) s"
+    grep -E "^bench: (settling|gpuext_calibrate)" "$OUT/cm-bench.log" | cut -c1-600
+    sed -n '/^cost model decisions/,$p' "$OUT/cm-bench.log" | head -70
+    tar -C /tmp -cJf "$OUT/cm.tar.xz" bench-cm
+    for i in $(seq "${REPEAT_CAL:-0}"); do
+      [ "$(elapsed)" -lt 540 ] || break
+      "$(pg_config --bindir)/psql" -X -h /tmp/gpuext-bench -p "${BENCH_PORT:-5497}" -U postgres bench -Atc \
+        "SELECT string_agg(parameter || ' ' || round(measured::numeric, 4), ', ') FROM gpuext_calibrate()
+          WHERE parameter IN ('cost_unit_us', 'host_page_us', 'host_tuple_us', 'host_row_page_us',
+                              'stock_agg_row_us', 'stock_group_us', 'client_row_us',
+                              'parallel_start_us', 'parallel_worker_us', 'gpu_setup_us', 'gpuagg_setup_us')"
+    done
     exit $rc
     ;;
   bench)
