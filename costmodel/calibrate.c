@@ -869,12 +869,12 @@ cmp_double(const void *a, const void *b)
 	return x < y ? -1 : x > y ? 1 : 0;
 }
 
-/* The median of n values (sorted in place). */
+/* The median of n values (of an even number, the upper middle one), sorted in place. */
 static double
 median_of(double *v, int n)
 {
 	qsort(v, n, sizeof(double), cmp_double);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+	return v[n / 2];
 }
 
 /*
@@ -945,13 +945,9 @@ measure_setup(const char *q, bool gpuagg, double *stock_us)
 		}
 	}
 	gx_set_local("gpuext.enabled", "on");
-	qsort(diff, SETUP_RUNS, sizeof(double), cmp_double);
 	if (stock_us)
-	{
-		qsort(stock, SETUP_RUNS, sizeof(double), cmp_double);
-		*stock_us = stock[SETUP_RUNS / 2];
-	}
-	return Max(diff[SETUP_RUNS / 2], 0);
+		*stock_us = median_of(stock, SETUP_RUNS);
+	return Max(median_of(diff, SETUP_RUNS), 0);
 }
 
 /*

@@ -364,6 +364,18 @@ parallel_span_us(double work_us, int workers, bool launches)
 }
 
 /*
+ * Cost of what a parallel run that launches its workers ('launched_us')
+ * takes beyond the same run with every worker there from the start
+ * ('run_us'), less the parallel_setup_cost that the Gather charges once
+ * whatever their number; 0 when that covers it.
+ */
+static Cost
+launch_extra_cost(double launched_us, double run_us)
+{
+	return us_to_cost(Max(launched_us - run_us - parallel_setup_cost * gx_cost_unit_us, 0));
+}
+
+/*
  * What the launches of a stock Gather's workers add to it beyond the
  * parallel_setup_cost it is charged once whatever their number, for a
  * partial input that PostgreSQL costs at 'process_cost' a process (the work
@@ -379,14 +391,12 @@ Cost
 gx_stock_launch_surcharge(Cost process_cost, int workers)
 {
 	double		work_us;
-	double		launched_us;
 
 	if (workers <= 0 || gpuext_force_offload || process_cost <= 0)
 		return 0;
 	work_us = process_cost * gx_parallel_divisor(workers) * gx_cost_unit_us;
-	launched_us = parallel_span_us(work_us, workers, true) -
-		parallel_span_us(work_us, workers, false);
-	return us_to_cost(Max(launched_us - parallel_setup_cost * gx_cost_unit_us, 0));
+	return launch_extra_cost(parallel_span_us(work_us, workers, true),
+							 parallel_span_us(work_us, workers, false));
 }
 
 /*
@@ -492,7 +502,7 @@ gx_cost_scan(const GxScanCostInput *in, Cost *startup, Cost *total)
 		 * machine.
 		 */
 		launched_us = scan_run_us(host_pages_us, host_rows_us, device_us, workers, true) + fixed_us;
-		*startup += us_to_cost(Max(launched_us - run_us - parallel_setup_cost * gx_cost_unit_us, 0));
+		*startup += launch_extra_cost(launched_us, run_us);
 	}
 	*total = *startup + us_to_cost(run_us) +
 		in->rows_out * (cpu_tuple_cost + in->host_qual_per_row) / Max(workers, 1);

@@ -17,6 +17,7 @@ trivially does.  Judged (issue 6, item 5):
 See docs/benchmarks.md, "Cost model decisions".
 """
 import os
+import statistics
 import time
 
 PICK_TOL = 0.10      # auto within 10 % of the best forced time counts as picked
@@ -218,10 +219,7 @@ def stock_us_per_unit(qs, cases_by_q, min_cost=500.0):
             units.append(c.value() * 1000.0 / cost)
     if not units:
         return None
-    units.sort()
-    n = len(units)
-    median = units[n // 2] if n % 2 else (units[n // 2 - 1] + units[n // 2]) / 2
-    return {"median_us": median, "queries": n, "min_cost": min_cost}
+    return {"median_us": statistics.median(units), "queries": len(units), "min_cost": min_cost}
 
 
 def text(rep, calib, fmt_ms, fmt_ratio):
