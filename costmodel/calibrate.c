@@ -1097,6 +1097,7 @@ gpuext_calibrate(PG_FUNCTION_ARGS)
 	int			cost_unit;
 	int			host_page;
 	int			host_rows;
+	bool		rows_on_cpu;
 	char	   *narrow;
 	Oid			narrow_oid;
 	int			narrow_rows;
@@ -1230,6 +1231,7 @@ gpuext_calibrate(PG_FUNCTION_ARGS)
 		double		tuple_us;
 		double		row_page_us;
 
+		rows_on_cpu = time_on_cpu;	/* CPU time on the CPU engine, wall time on the GPU */
 		measure_host_rows(frozen, frozen_oid, frozen_rows, m[cost_unit].value, &tuple_us, &row_page_us);
 		host_rows = n;
 		m[n++] = (Measured) {"host_tuple_us", tuple_us, "us"};
@@ -1244,7 +1246,7 @@ gpuext_calibrate(PG_FUNCTION_ARGS)
 	remeasure_stock_rates(m, cost_unit, host_page, narrow, frozen, frozen_oid);
 	gx_set_local("gpuext.enabled", "on");
 	gx_set_local("gpuext.enable_gpuagg", "off");
-	time_on_cpu = false;
+	time_on_cpu = rows_on_cpu;	/* timed as the first round was */
 	{
 		double		tuple_us[HOST_ROWS_ROUNDS];
 		double		row_page_us[HOST_ROWS_ROUNDS];
