@@ -102,21 +102,25 @@ def _has_gx(c):
     return bool(c is not None and c.gx and c.gx.get("nodes"))
 
 
-def report(queries, cases_by_q, gpu):
+def report(queries, cases_by_q, gpu, stat=None):
     """Per query decision rows and the judged figures (None when no query
-    of a decision set was selected)."""
+    of a decision set was selected), from each case's reported time, or
+    with stat ("median" or "best") from that statistic of its runs."""
     qs = [q for q in queries if q.decisions]
     if not qs:
         return None
+
+    def val(c):
+        return c.value() if stat is None else (c.median() if stat == "median" else c.best())
     rows = []
     for q in qs:
         cs = cases_by_q[q.name]
         cpu_cfg = "pg_parallel" if "pg_parallel" in cs else "pg_serial"
         cpu_c, gpu_c, auto_c = cs.get(cpu_cfg), cs.get("gx_gpu"), cs.get("gx_auto")
         r = {"set": q.set, "query": q.name, "rows": None, "cpu_config": cpu_cfg,
-             "pg_serial_ms": cs["pg_serial"].value() if _case_ok(cs.get("pg_serial")) else None,
-             "cpu_ms": cpu_c.value() if _case_ok(cpu_c) else None,
-             "gpu_ms": None, "gpu_side": None, "auto_ms": auto_c.value() if _case_ok(auto_c) else None,
+             "pg_serial_ms": val(cs["pg_serial"]) if _case_ok(cs.get("pg_serial")) else None,
+             "cpu_ms": val(cpu_c) if _case_ok(cpu_c) else None,
+             "gpu_ms": None, "gpu_side": None, "auto_ms": val(auto_c) if _case_ok(auto_c) else None,
              "auto_gpuext": None, "auto_nodes": None, "auto_engine": None,
              "auto_plan": auto_c.shape if auto_c is not None else None,
              "faster": None, "best_ms": None, "auto_side": None, "picked_faster": None,
@@ -134,7 +138,7 @@ def report(queries, cases_by_q, gpu):
             elif gpu_c.status == "ok":
                 r["gpu_side"] = _has_gx(gpu_c)
                 if r["gpu_side"] and _case_ok(gpu_c):
-                    r["gpu_ms"] = gpu_c.value()
+                    r["gpu_ms"] = val(gpu_c)
         if auto_c is not None and auto_c.status == "ok":
             r["auto_gpuext"] = _has_gx(auto_c)
             if r["auto_gpuext"]:
@@ -304,6 +308,16 @@ def text(rep, calib, fmt_ms, fmt_ratio):
         round(100 * STOCK_TOL), len(fig["gpuext_slower_than_stock"]),
         " (" + ", ".join(fig["gpuext_slower_than_stock"]) + ")" if fig["gpuext_slower_than_stock"] else "",
         verdict(crit["no_slow_gpuext_plan"])))
+    alt = rep.get("other_stat")
+    if alt is not None:
+        af = alt["figures"]
+        L.append("  the same runs judged by each case's %s run instead: picked %s, over %.2f: %d%s, gpuext slower than "
+                 "stock: %d%s" % (
+                     alt["stat"], "-" if af["picked_faster_share"] is None else "%.1f%%" % (100 * af["picked_faster_share"]),
+                     1 + SLOW_TOL, len(af["over_slow_tol"]),
+                     " (" + ", ".join(af["over_slow_tol"]) + ")" if af["over_slow_tol"] else "",
+                     len(af["gpuext_slower_than_stock"]),
+                     " (" + ", ".join(af["gpuext_slower_than_stock"]) + ")" if af["gpuext_slower_than_stock"] else ""))
     if fig["not_judged"]:
         L.append("  not judged (a configuration missing, failed or skipped): " + ", ".join(fig["not_judged"]))
     if not fig["meaningful"]:
