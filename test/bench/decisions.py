@@ -24,6 +24,7 @@ PICK_TOL = 0.10      # auto within 10 % of the best forced time counts as picked
 SLOW_TOL = 0.10      # auto more than 10 % slower than the best forced: a miss
 STOCK_TOL = 0.05     # a gpuext plan more than 5 % slower than stock: a miss
 PICK_TARGET = 0.95   # share of queries where the planner must pick the faster side
+STAT_NAMES = {"median": "median run", "p25": "lower quartile (p25)", "best": "best run"}
 
 CAL_COLS = ["parameter", "measured", "previous", "unit"]
 IN_FORCE_COLS = ["parameter", "value_in_force", "source", "calibrated", "measured_at", "default_value"]
@@ -105,13 +106,13 @@ def _has_gx(c):
 def report(queries, cases_by_q, gpu, stat=None):
     """Per query decision rows and the judged figures (None when no query
     of a decision set was selected), from each case's reported time, or
-    with stat ("median" or "best") from that statistic of its runs."""
+    with stat ("median", "p25" or "best") from that statistic of its runs."""
     qs = [q for q in queries if q.decisions]
     if not qs:
         return None
 
     def val(c):
-        return c.value() if stat is None else (c.median() if stat == "median" else c.best())
+        return c.value() if stat is None else c.stat(stat)
     rows = []
     for q in qs:
         cs = cases_by_q[q.name]
@@ -280,7 +281,7 @@ def text(rep, calib, fmt_ms, fmt_ratio):
                            for i, v in enumerate(row)).rstrip())
         if k == 0:
             L.append("  ".join("-" * w for w in widths))
-    L.append("cpu/gpu/auto: ms, as in the table above (the times line says median or best); faster: the faster forced side (cpu-only: the forced-GPU plan has no gpuext "
+    L.append("cpu/gpu/auto: ms, as in the table above (the times line says which statistic of the runs); faster: the faster forced side (cpu-only: the forced-GPU plan has no gpuext "
              "node, n/o); auto plan: the gpuext nodes in gx_auto's plan, or stock; picked: auto's side is the faster one, or auto within %d%% of the best forced time; "
              "auto/best and +ms: auto against the best forced time" % round(100 * PICK_TOL))
     share = fig["picked_faster_share"]
@@ -308,12 +309,11 @@ def text(rep, calib, fmt_ms, fmt_ratio):
         round(100 * STOCK_TOL), len(fig["gpuext_slower_than_stock"]),
         " (" + ", ".join(fig["gpuext_slower_than_stock"]) + ")" if fig["gpuext_slower_than_stock"] else "",
         verdict(crit["no_slow_gpuext_plan"])))
-    alt = rep.get("other_stat")
-    if alt is not None:
+    for alt in rep.get("other_stats", []):
         af = alt["figures"]
-        L.append("  the same runs judged by each case's %s run instead: picked %s, over %.2f: %d%s, gpuext slower than "
+        L.append("  the same runs judged by each case's %s instead: picked %s, over %.2f: %d%s, gpuext slower than "
                  "stock: %d%s" % (
-                     alt["stat"], "-" if af["picked_faster_share"] is None else "%.1f%%" % (100 * af["picked_faster_share"]),
+                     STAT_NAMES[alt["stat"]], "-" if af["picked_faster_share"] is None else "%.1f%%" % (100 * af["picked_faster_share"]),
                      1 + SLOW_TOL, len(af["over_slow_tol"]),
                      " (" + ", ".join(af["over_slow_tol"]) + ")" if af["over_slow_tol"] else "",
                      len(af["gpuext_slower_than_stock"]),
