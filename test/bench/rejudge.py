@@ -1,0 +1,93 @@
+"""Judge a finished run's decision report again, from its results.json, by
+each statistic of the timed runs (the best run, the median, the lower
+quartile), and count the pairs of configurations that ran the very same
+plan yet whose times differ by more than 10 %: how much of a statistic's
+verdict is the machine's noise.
+
+    python3 test/bench/rejudge.py OUT/results.json [...]
+"""
+import json
+import os
+import statistics
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import decisions  # noqa: E402
+
+STATS = ("best", "median", "p25")
+JUDGED_CONFIGS = ("pg_parallel", "gx_gpu")
+
+
+class StoredCase:
+    """A case of results.json with what decisions.report reads of a case."""
+
+    def __init__(self, rec):
+        self.status, self.note, self.rows = rec["status"], rec["note"] or "", rec["rows"]
+        self.times = rec["times_ms"] or []
+        self.shape, self.exec_shape = rec.get("plan_shape"), rec.get("exec_plan_shape")
+        self.gx, self.plan = rec.get("gpuext_nodes"), rec.get("plan")
+
+    def stat(self, name):
+        if not self.times:
+            return None
+        if name == "best":
+            return min(self.times)
+        if name == "median" or len(self.times) < 2:
+            return statistics.median(self.times)
+        return statistics.quantiles(self.times, n=4, method="inclusive")[0]
+
+    def value(self):
+        return self.stat("median")
+
+
+class StoredQuery:
+    def __init__(self, qset, name):
+        self.set, self.name, self.decisions = qset, name, True
+
+
+def same_plan_spread(cases_by_q, stat):
+    """Pairs (auto, a forced configuration) that ran the same plan shape,
+    and those of them more than 10 % apart, as (query, config, ratio)."""
+    pairs, apart = 0, []
+    for q, cs in cases_by_q.items():
+        auto = cs.get("gx_auto")
+        if auto is None or auto.status != "ok" or not auto.times:
+            continue
+        for name in JUDGED_CONFIGS:
+            other = cs.get(name)
+            if other is None or other.status != "ok" or not other.times or other.shape != auto.shape:
+                continue
+            pairs += 1
+            ratio = auto.stat(stat) / other.stat(stat)
+            if max(ratio, 1 / ratio) > 1.10:
+                apart.append((q, name, ratio))
+    return pairs, apart
+
+
+def main(paths):
+    for path in paths:
+        with open(path) as f:
+            res = json.load(f)
+        judged_sets = {r["set"] for r in (res.get("decisions") or {}).get("queries", [])}
+        cases_by_q, queries = {}, []
+        for rec in res["cases"]:
+            if rec["set"] not in judged_sets:
+                continue
+            if rec["query"] not in cases_by_q:
+                cases_by_q[rec["query"]] = {}
+                queries.append(StoredQuery(rec["set"], rec["query"]))
+            cases_by_q[rec["query"]][rec["config"]] = StoredCase(rec)
+        print(path)
+        for stat in STATS:
+            fig = decisions.report(queries, cases_by_q, True, stat=stat)["figures"]
+            pairs, apart = same_plan_spread(cases_by_q, stat)
+            print("  %-6s picked %.1f%%, over 1.10: %d (%s), gpuext slower than stock: %d (%s); "
+                  "same-plan pairs over 10 %% apart: %d of %d (%s)" % (
+                      stat, 100 * fig["picked_faster_share"], len(fig["over_slow_tol"]),
+                      ", ".join(fig["over_slow_tol"]), len(fig["gpuext_slower_than_stock"]),
+                      ", ".join(fig["gpuext_slower_than_stock"]), len(apart), pairs,
+                      ", ".join("%s/%s %.2f" % a for a in apart)))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
