@@ -762,6 +762,50 @@ measure_stock_agg_row(const char *scratch, double unit_us)
 }
 
 /*
+ * What an aggregate's step over a by-reference value takes in PostgreSQL
+ * beyond the planner's estimate: a sum of the scratch table's numeric
+ * column against the sum of its int column of the same values, stock
+ * serial plans, less the difference of their estimates (at unit_us per
+ * cost unit), per row.  PostgreSQL prices both as one operator a row;
+ * the numeric one allocates and does arithmetic on digits (the 2-core
+ * development machine: 35 ns a row more).  Spill re-costing (spill.c)
+ * charges it per input row and by-reference aggregate or group key of a
+ * stock aggregation.
+ */
+static double
+measure_stock_byref(const char *scratch, double unit_us)
+{
+	return stock_beyond_estimate(psprintf("SELECT sum(n) FROM %s", scratch),
+								 psprintf("SELECT sum(v) FROM %s", scratch),
+								 unit_us) / SCRATCH_ROWS;
+}
+
+/*
+ * What an outer row of PostgreSQL's hash join takes beyond the planner's
+ * estimate: the scratch table joined to the tiny one (1000 rows, hashed)
+ * on its column of a thousand values and counted, against the scratch
+ * table counted, stock serial plans, less the difference of their
+ * estimates (at unit_us per cost unit), per scratch row (the 2-core
+ * development machine: 33-42 ns).  Spill re-costing (spill.c) charges it
+ * per outer row of a stock hash join that an aggregation takes.
+ */
+static double
+measure_stock_join_row(const char *scratch, const char *tiny, double unit_us)
+{
+	double		us;
+
+	gx_set_local("enable_mergejoin", "off");
+	gx_set_local("enable_nestloop", "off");
+	us = stock_beyond_estimate(psprintf("SELECT count(*) FROM %s s JOIN %s t ON t.v = s.v",
+										scratch, tiny),
+							   psprintf("SELECT count(*) FROM %s", scratch),
+							   unit_us) / SCRATCH_ROWS;
+	gx_set_local("enable_mergejoin", "on");
+	gx_set_local("enable_nestloop", "on");
+	return us;
+}
+
+/*
  * Host work on the rows a GpuScan returns (forming each from its page for
  * the executor), on the GPU where there is one, in two parts: per row
  * (host_tuple_us) and per page that holds any of them (host_row_page_us).
@@ -1124,10 +1168,10 @@ gpuext_calibrate(PG_FUNCTION_ARGS)
 	/* a scratch table in shared buffers, for the CPU-side figures */
 	scratch = psprintf("%s.gpuext_calibration_scratch", schema);
 	frozen = psprintf("%s.gpuext_calibration_frozen", schema);
-	gx_spi_exec(psprintf("CREATE UNLOGGED TABLE IF NOT EXISTS %s (id int, v int)", scratch),
+	gx_spi_exec(psprintf("CREATE UNLOGGED TABLE IF NOT EXISTS %s (id int, v int, n numeric)", scratch),
 			 SPI_OK_UTILITY);
 	gx_spi_exec(psprintf("TRUNCATE %s", scratch), SPI_OK_UTILITY);
-	gx_spi_exec(psprintf("INSERT INTO %s SELECT g, g %% 1000 FROM generate_series(1, %d) g",
+	gx_spi_exec(psprintf("INSERT INTO %s SELECT g, g %% 1000, g %% 1000 FROM generate_series(1, %d) g",
 					  scratch, SCRATCH_ROWS), SPI_OK_INSERT);
 	gx_spi_exec(psprintf("ANALYZE %s", scratch), SPI_OK_UTILITY);
 	scratch_oid = RangeVarGetRelid(makeRangeVarFromNameList(stringToQualifiedNameList(scratch)),
@@ -1176,6 +1220,9 @@ gpuext_calibrate(PG_FUNCTION_ARGS)
 		measure_host_visibility(scratch_oid, frozen_oid, &slow_page_us), "us"};
 	m[n++] = (Measured) {"stock_group_us", measure_stock_group(scratch, m[cost_unit].value), "us"};
 	m[n++] = (Measured) {"stock_agg_row_us", measure_stock_agg_row(scratch, m[cost_unit].value), "us"};
+	m[n++] = (Measured) {"stock_byref_us", measure_stock_byref(scratch, m[cost_unit].value), "us"};
+	m[n++] = (Measured) {"stock_join_row_us",
+		measure_stock_join_row(scratch, tiny, m[cost_unit].value), "us"};
 	time_on_cpu = false;		/* workers, and a pipe's reader */
 	m[n++] = (Measured) {"parallel_page_share", measure_parallel_page_share(frozen), "ratio"};
 	measure_parallel_launch(tiny, &launch_start, &launch_interval);

@@ -65,6 +65,8 @@ double		gx_parallel_worker_us = 0.0;
 double		gx_parallel_start_us = 0.0;
 double		gx_stock_group_us = 0.0;
 double		gx_stock_agg_row_us = 0.0;
+double		gx_stock_byref_us = 0.0;
+double		gx_stock_join_row_us = 0.0;
 bool		gx_recost_spills = true;
 
 /* Define a real-valued cost parameter. */
@@ -175,6 +177,12 @@ gx_cost_define_gucs(void)
 	define_param("gpuext.stock_agg_row_us",
 				 "Microseconds a row of PostgreSQL's hashed aggregation takes beyond its estimate (hashing its keys, finding its group); gpuext charges stock hashed aggregations this per input row.",
 				 &gx_stock_agg_row_us, 0.0, 0, 1e6);
+	define_param("gpuext.stock_byref_us",
+				 "Microseconds an aggregate's step over a by-reference value (numeric, text) or a by-reference group key takes in PostgreSQL's aggregation beyond its estimate; gpuext charges stock aggregations this per input row and such aggregate or key.",
+				 &gx_stock_byref_us, 0.0, 0, 1e6);
+	define_param("gpuext.stock_join_row_us",
+				 "Microseconds an outer row of PostgreSQL's hash join takes beyond its estimate (hashing it, probing the table, forming the joined row); gpuext charges this per outer row to a stock hash join whose rows an aggregation takes.",
+				 &gx_stock_join_row_us, 0.0, 0, 1e6);
 	DefineCustomBoolVariable("gpuext.recost_spills",
 							 "Re-costs PostgreSQL's spilling hash aggregations and sorts with the storage write costs.",
 							 "A page written to a temporary file costs PostgreSQL's page cost times "

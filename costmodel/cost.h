@@ -49,6 +49,8 @@ extern double gx_parallel_worker_us;	/* between two workers' starts (gx_cost_sca
 extern double gx_parallel_start_us;	/* until the first worker works, and its exit */
 extern double gx_stock_group_us;		/* a stock hashed aggregation's group, beyond its estimate */
 extern double gx_stock_agg_row_us;	/* a stock hashed aggregation's input row, beyond its estimate */
+extern double gx_stock_byref_us;	/* a stock aggregate's or group key's by-reference value, a row */
+extern double gx_stock_join_row_us;	/* a stock hash join's outer row, beyond its estimate */
 /* groups of a hashed aggregation whose table stays in the CPU's caches
  * (some 100 bytes each: about 1 MB), not charged gx_stock_group_us */
 #define GX_STOCK_GROUPS_CACHED 10000.0

@@ -19,6 +19,8 @@ SET gpuext.storage_random_write_us = 100;
 SET gpuext.client_row_us = 0;
 SET gpuext.stock_group_us = 0;
 SET gpuext.stock_agg_row_us = 0;
+SET gpuext.stock_byref_us = 0;
+SET gpuext.stock_join_row_us = 0;
 CREATE TABLE cs_t (a int, b int, t text);
 INSERT INTO cs_t SELECT g, g % 1000, md5(g::text) FROM generate_series(1, 200000) g;
 ANALYZE cs_t;
@@ -120,6 +122,34 @@ SET gpuext.stock_agg_row_us = 0.5;
 SELECT node, round(total - (SELECT without FROM cs_costs)) AS more
   FROM cs_plan('SELECT a, count(*) FROM cs_t GROUP BY a');
 SET gpuext.stock_agg_row_us = 0;
+-- ... and its steps over by-reference values: gpuext.stock_byref_us a row
+-- and by-reference aggregate or group key, whatever the strategy (sum(a)
+-- none, min(t) one, grouped by t as well two): 200 000 rows at 0.5 us and
+-- 5 us a unit are 20 000 units a step
+CREATE TEMP TABLE cs_byref AS
+SELECT q, (SELECT total FROM cs_plan(q)) AS without FROM (VALUES
+  ('SELECT b, sum(a) FROM cs_t GROUP BY b'), ('SELECT min(t) FROM cs_t'),
+  ('SELECT b, min(t) FROM cs_t GROUP BY b'), ('SELECT t, min(t) FROM cs_t GROUP BY t')) v(q);
+SET gpuext.stock_byref_us = 0.5;
+SELECT q, round((SELECT total FROM cs_plan(q)) - without) AS more FROM cs_byref;
+SET gpuext.stock_byref_us = 0;
+-- a stock hash join whose rows an aggregation takes: gpuext.stock_join_row_us
+-- an outer row (200 000 at 0.5 us and 5 us a unit: 20 000 units); the same
+-- join with no aggregation above it is not charged
+SET gpuext.enable_gpujoin = off;
+SET enable_mergejoin = off;
+SET enable_nestloop = off;
+CREATE TABLE cs_d AS SELECT g AS b FROM generate_series(0, 999) g;
+ANALYZE cs_d;
+CREATE TEMP TABLE cs_join AS
+SELECT q, (SELECT total FROM cs_plan(q)) AS without FROM (VALUES
+  ('SELECT count(*) FROM cs_t JOIN cs_d USING (b)'), ('SELECT a FROM cs_t JOIN cs_d USING (b)')) v(q);
+SET gpuext.stock_join_row_us = 0.5;
+SELECT q, node, round(total - without) AS more FROM cs_join, cs_plan(q);
+SET gpuext.stock_join_row_us = 0;
+RESET enable_mergejoin;
+RESET enable_nestloop;
+RESET gpuext.enable_gpujoin;
 RESET enable_sort;
 
 -- a stock Gather under an aggregation pays its workers' launches beyond
@@ -134,5 +164,5 @@ SELECT value, node FROM cs_sweep('gpuext.parallel_start_us', '{0, 100000}',
                                  'SELECT count(*) FROM cs_t WHERE b < 500');
 
 RESET ALL;
-DROP TABLE cs_t;
+DROP TABLE cs_t, cs_d;
 DROP FUNCTION cs_plan(text), cs_unchanged(text), cs_sweep(text, float8[], text);
