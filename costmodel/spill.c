@@ -300,9 +300,9 @@ recost_path(RecostContext *cx, Path *p, bool below_rel_node)
 
 		surcharge += below->rows * byref_steps(cx->root, agg) * gx_stock_byref_us /
 			gx_cost_unit_us;
-		/* a hash join whose rows it takes (projected or not): its probes */
-		if (IsA(below, ProjectionPath))
-			below = ((ProjectionPath *) below)->subpath;
+		/* a hash join whose rows it takes (projected or sorted first): its probes */
+		while (IsA(below, ProjectionPath) || IsA(below, SortPath) || IsA(below, IncrementalSortPath))
+			below = single_input(below);
 		if (IsA(below, HashPath))
 			surcharge += ((JoinPath *) below)->outerjoinpath->rows * gx_stock_join_row_us /
 				gx_cost_unit_us;
