@@ -60,10 +60,13 @@ def calibrate(connect, run, why, out_dir, log, settle=1):
                 if c.one("SELECT rolsuper FROM pg_roles WHERE rolname = current_user") != "t":
                     raise RuntimeError("the runner's user is not a superuser")
                 for i in range(settle):
+                    ts = time.time()
                     rows = c.rows("SELECT parameter, measured FROM gpuext_calibrate()")
                     rec["settling"].append({r[0]: _float(r[1]) for r in rows})
-                    log("bench: settling calibration %d of %d (its values replaced next): %s" % (
-                        i + 1, settle, ", ".join("%s %.4g" % (r[0], _float(r[1])) for r in rows)))
+                    log("bench: settling calibration %d of %d in %.1f s (its values replaced next): %s" % (
+                        i + 1, settle, time.time() - ts,
+                        ", ".join("%s %.4g" % (r[0], _float(r[1])) for r in rows)))
+                t0 = time.time()    # the kept calibration's own time
                 rows = c.rows("SELECT %s FROM gpuext_calibrate()" % ", ".join(CAL_COLS))
             rec["ran"] = True
             rec["measured"] = [{"parameter": r[0], "measured": _float(r[1]), "previous": _float(r[2]),
