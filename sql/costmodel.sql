@@ -198,8 +198,10 @@ RESET gpuext.cost_unit_us;
 -- within a factor of 1.5 here (on an idle machine they stay within 15 %;
 -- this test shares its machine), or within 0.05 us for the small per-row
 -- ones (0.25 us for host_row_page_us, per page: on the 2-core machine
--- three calibrations gave 0, 0.23 and 0.16) and 50 us for the fixed
--- costs.  Two of three calibrations must
+-- three calibrations gave 0, 0.23 and 0.16; host_group_us on the GPU is
+-- 0.01-0.03 us, its floor 0.01, and an H100 run of this test in session
+-- 14 had two calibrations more than 1.5 times apart) and 50 us for the
+-- fixed costs.  Two of three calibrations must
 -- agree, as a burst of other work on a shared machine can slow every run
 -- of one measurement.  (Storage figures, synced writes, vary too much on
 -- a shared machine to be checked.)
@@ -210,7 +212,7 @@ SELECT count(*) > 0 AS again FROM gpuext_calibrate();
 INSERT INTO cm_cal SELECT 3, parameter, value FROM gpuext_calibration_values;
 SELECT f.parameter,
        bool_or(c.value BETWEEN f.value / 1.5 AND f.value * 1.5
-               OR (f.parameter IN ('host_tuple_us', 'client_row_us')
+               OR (f.parameter IN ('host_tuple_us', 'client_row_us', 'host_group_us')
                    AND abs(c.value - f.value) <= 0.05)
                OR (f.parameter = 'host_row_page_us' AND abs(c.value - f.value) <= 0.25)
                OR (f.parameter IN ('cpu_engine_setup_us', 'cpu_engine_agg_setup_us')
