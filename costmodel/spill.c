@@ -32,7 +32,8 @@
  * at 0.3 us that aggregation of 1000 rows looked dearer than a GpuAgg
  * 20 % slower than it.
  *
- * Every stock aggregation is charged gpuext.stock_byref_us per input row
+ * Every stock aggregation of the query's grouping (not a DISTINCT's or a
+ * set operation's) is charged gpuext.stock_byref_us per input row
  * and aggregate over a by-reference value (sum(numeric), min(text)) or
  * by-reference group key (a bpchar, a text): PostgreSQL prices such a step
  * as it prices one over an int, and numeric arithmetic, bpchar hashing and
@@ -75,7 +76,6 @@
 #include "optimizer/optimizer.h"
 #include "optimizer/planner.h"
 #include "optimizer/prep.h"
-#include "optimizer/tlist.h"
 #include "utils/guc.h"
 #include "utils/lsyscache.h"
 #include "utils/tuplesort.h"
@@ -223,9 +223,12 @@ launches_charged(Path *p, int workers)
 
 /* what the paths of one upper relation are re-costed with */
 /*
- * Steps over by-reference values an aggregation makes per input row: its
+ * Steps over by-reference values an aggregation of the query's grouping
+ * (not a DISTINCT's or a set operation's) makes per input row: its
  * aggregates whose (first) argument is of a by-reference type, and, when
- * it groups, its group keys of such a type.
+ * it groups, its group keys of such a type.  A key not in the query's
+ * target list is not counted (looked up without get_sortgroupref_tle,
+ * which raises an error for it).
  */
 static int
 byref_steps(PlannerInfo *root, AggPath *agg)
@@ -249,10 +252,19 @@ byref_steps(PlannerInfo *root, AggPath *agg)
 	foreach(lc, agg->groupClause)
 	{
 		SortGroupClause *sgc = lfirst_node(SortGroupClause, lc);
-		Node	   *key = get_sortgroupclause_expr(sgc, root->processed_tlist);
+		ListCell   *tl;
 
-		if (!get_typbyval(exprType(key)))
-			steps++;
+		foreach(tl, root->processed_tlist)
+		{
+			TargetEntry *tle = lfirst_node(TargetEntry, tl);
+
+			if (tle->ressortgroupref == sgc->tleSortGroupRef)
+			{
+				if (!get_typbyval(exprType((Node *) tle->expr)))
+					steps++;
+				break;
+			}
+		}
 	}
 	return steps;
 }
@@ -265,6 +277,7 @@ typedef struct RecostContext
 	double		limit_tuples;	/* a bounded sort's output, or -1 */
 	List	   *done;			/* Recosted nodes */
 	bool		changed;		/* some node got a surcharge */
+	bool		grouping;		/* the query's grouping (not DISTINCT, set operations) */
 } RecostContext;
 
 /*
@@ -293,7 +306,7 @@ recost_path(RecostContext *cx, Path *p, bool below_rel_node)
 	input = single_input(p);
 	if (input != NULL && p->parent == cx->rel)
 		surcharge += recost_path(cx, input, true);
-	if (IsA(p, AggPath))
+	if (IsA(p, AggPath) && cx->grouping)
 	{
 		AggPath    *agg = (AggPath *) p;
 		Path	   *below = agg->subpath;
@@ -348,7 +361,8 @@ static void
 spill_recost_upper_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo *input_rel,
 						 RelOptInfo *output_rel, void *extra)
 {
-	RecostContext cx = {root, output_rel, 0, -1, NIL, false};
+	RecostContext cx = {root, output_rel, 0, -1, NIL, false,
+	stage == UPPERREL_GROUP_AGG || stage == UPPERREL_PARTIAL_GROUP_AGG};
 	ListCell   *lc;
 
 	if (prev_create_upper_paths_hook)

@@ -132,6 +132,10 @@ SELECT q, (SELECT total FROM cs_plan(q)) AS without FROM (VALUES
   ('SELECT b, min(t) FROM cs_t GROUP BY b'), ('SELECT t, min(t) FROM cs_t GROUP BY t')) v(q);
 SET gpuext.stock_byref_us = 0.5;
 SELECT q, round((SELECT total FROM cs_plan(q)) - without) AS more FROM cs_byref;
+-- (the aggregations of a DISTINCT and of a set operation are not the
+-- query's grouping: not charged, and planned as before)
+SELECT count(*) FROM (SELECT t FROM cs_t WHERE a < 100 UNION SELECT t FROM cs_t WHERE a < 50) s;
+SELECT count(*) FROM (SELECT DISTINCT t FROM cs_t WHERE a < 100) s;
 SET gpuext.stock_byref_us = 0;
 -- a stock hash join whose rows an aggregation takes: gpuext.stock_join_row_us
 -- an outer row (200 000 at 0.5 us and 5 us a unit: 20 000 units); the same
