@@ -41,8 +41,32 @@ class StoredCase:
 
 
 class StoredQuery:
-    def __init__(self, qset, name):
-        self.set, self.name, self.decisions = qset, name, True
+    def __init__(self, qset, name, sql):
+        self.set, self.name, self.sql, self.decisions = qset, name, sql, True
+
+
+def load_run(path):
+    """A finished run's results.json: (the run, {query: {config: StoredCase}},
+    [StoredQuery]) for the queries of its decision report."""
+    with open(path) as f:
+        run = json.load(f)
+    judged_sets = {r["set"] for r in (run.get("decisions") or {}).get("queries", [])}
+    cases_by_q, queries = {}, []
+    for rec in run["cases"]:
+        if rec["set"] not in judged_sets:
+            continue
+        if rec["query"] not in cases_by_q:
+            cases_by_q[rec["query"]] = {}
+            queries.append(StoredQuery(rec["set"], rec["query"], rec["sql"]))
+        cases_by_q[rec["query"]][rec["config"]] = StoredCase(rec)
+    return run, cases_by_q, queries
+
+
+def verdict(fig):
+    """The judged figures of decisions.report in a line."""
+    return "picked %.1f%%, over 1.10: %d (%s), gpuext slower than stock: %d (%s)" % (
+        100 * fig["picked_faster_share"], len(fig["over_slow_tol"]), ", ".join(fig["over_slow_tol"]),
+        len(fig["gpuext_slower_than_stock"]), ", ".join(fig["gpuext_slower_than_stock"]))
 
 
 def same_plan_spread(cases_by_q, stat):
@@ -66,27 +90,13 @@ def same_plan_spread(cases_by_q, stat):
 
 def main(paths):
     for path in paths:
-        with open(path) as f:
-            res = json.load(f)
-        judged_sets = {r["set"] for r in (res.get("decisions") or {}).get("queries", [])}
-        cases_by_q, queries = {}, []
-        for rec in res["cases"]:
-            if rec["set"] not in judged_sets:
-                continue
-            if rec["query"] not in cases_by_q:
-                cases_by_q[rec["query"]] = {}
-                queries.append(StoredQuery(rec["set"], rec["query"]))
-            cases_by_q[rec["query"]][rec["config"]] = StoredCase(rec)
+        _, cases_by_q, queries = load_run(path)
         print(path)
         for stat in STATS:
             fig = decisions.report(queries, cases_by_q, True, stat=stat)["figures"]
             pairs, apart = same_plan_spread(cases_by_q, stat)
-            print("  %-6s picked %.1f%%, over 1.10: %d (%s), gpuext slower than stock: %d (%s); "
-                  "same-plan pairs over 10 %% apart: %d of %d (%s)" % (
-                      stat, 100 * fig["picked_faster_share"], len(fig["over_slow_tol"]),
-                      ", ".join(fig["over_slow_tol"]), len(fig["gpuext_slower_than_stock"]),
-                      ", ".join(fig["gpuext_slower_than_stock"]), len(apart), pairs,
-                      ", ".join("%s/%s %.2f" % a for a in apart)))
+            print("  %-6s %s; same-plan pairs over 10 %% apart: %d of %d (%s)" % (
+                stat, verdict(fig), len(apart), pairs, ", ".join("%s/%s %.2f" % a for a in apart)))
 
 
 if __name__ == "__main__":

@@ -18,6 +18,7 @@ count: every gpuext.* parameter of the run is set in the session, and one
 the run did not have (a later version's) at its default.
 """
 import argparse
+import copy
 import json
 import os
 import re
@@ -29,12 +30,12 @@ sys.path.insert(0, os.path.join(HERE, ".."))
 import bench  # noqa: E402
 import decisions  # noqa: E402
 import pq  # noqa: E402
-from rejudge import StoredCase  # noqa: E402
+from rejudge import STATS, load_run, verdict  # noqa: E402
 
 
-def shape_of(plan_json):
-    """A plan's shape with its Gathers' worker counts left out."""
-    return re.sub(r"\[[^\]]*\]", "", bench.plan_summary(plan_json)[0])
+def without_workers(shape):
+    """A plan shape with its Gathers' worker counts left out."""
+    return re.sub(r"\[[^\]]*\]", "", shape or "")
 
 
 def session(conninfo, run, changes):
@@ -64,55 +65,47 @@ def session(conninfo, run, changes):
 def plans(conninfo, run, queries, changes):
     c = session(conninfo, run, changes)
     try:
-        return {name: json.loads(c.rows("EXPLAIN (FORMAT JSON) " + sql)[0][0]) for name, sql in queries}
+        return {q.name: json.loads(c.rows("EXPLAIN (FORMAT JSON) " + q.sql)[0][0]) for q in queries}
     finally:
         c.execute("ROLLBACK")
         c.close()
 
 
-def predict(run, cases, queries, planned, stat):
-    """Per query: (side, time, how the time was found, plan shape)."""
+def predict(cases_by_q, queries, planned, stat):
+    """Per query: the run's gx_auto case as the replanned plan would have run
+    (its plan shape and gpuext nodes, and the one time found for it, so that
+    every statistic of it is that time), and where the time came from."""
     out = {}
-    for name, _ in queries:
-        pj = planned[name]
-        shape = shape_of(pj)
-        gx = bench.plan_summary(pj)[1]["nodes"] > 0
+    for q in queries:
+        cs = cases_by_q[q.name]
+        shape, gx, _ = bench.plan_summary(planned[q.name])
         how, t = None, None
         for cfg in ("gx_auto", "pg_parallel", "gx_gpu"):
-            rec = cases.get((name, cfg))
+            rec = cs.get(cfg)
             if rec is not None and rec.status == "ok" and rec.times and \
-                    re.sub(r"\[[^\]]*\]", "", rec.shape or "") == shape:
+                    without_workers(rec.shape) == without_workers(shape):
                 how, t = cfg, rec.stat(stat)
                 break
         if t is None:
-            rec = cases.get((name, "gx_gpu" if gx else "pg_parallel"))
+            cfg = "gx_gpu" if gx["nodes"] else "pg_parallel"
+            rec = cs.get(cfg)
             if rec is not None and rec.times:
-                how, t = "~" + ("gx_gpu" if gx else "pg_parallel"), rec.stat(stat)
-        out[name] = ("gpu" if gx else "cpu", t, how, shape)
+                how, t = "~" + cfg, rec.stat(stat)
+        auto = copy.copy(cs["gx_auto"])
+        auto.times = [] if t is None else [t]
+        auto.shape, auto.exec_shape, auto.gx = shape, None, gx
+        out[q.name] = (auto, how)
     return out
 
 
-def judge(cases, queries, pred, stat):
-    over, slow, picked, n = [], [], 0, 0
-    for name, _ in queries:
-        side, t, _, _ = pred[name]
-        cpu, gpu = cases.get((name, "pg_parallel")), cases.get((name, "gx_gpu"))
-        if t is None or cpu is None or not cpu.times:
-            continue
-        n += 1
-        cpu_t = cpu.stat(stat)
-        gpu_t = gpu.stat(stat) if gpu is not None and gpu.status == "ok" and gpu.times and \
-            (gpu.gx or {}).get("nodes") else None
-        best = min(cpu_t, gpu_t) if gpu_t is not None else cpu_t
-        faster = "gpu" if gpu_t is not None and gpu_t < cpu_t else "cpu"
-        if side == faster or t <= best * (1 + decisions.PICK_TOL):
-            picked += 1
-        if t > best * (1 + decisions.SLOW_TOL):
-            over.append("%s %.2f" % (name, t / best))
-        if side == "gpu" and t > cpu_t * (1 + decisions.STOCK_TOL):
-            slow.append(name)
-    return "picked %.1f%%, over 1.10: %d (%s), gpuext slower than stock: %d (%s)" % (
-        100.0 * picked / max(n, 1), len(over), ", ".join(over), len(slow), ", ".join(slow))
+def figures(cases_by_q, queries, pred, stat):
+    """decisions.report's judged figures with gx_auto's cases predicted."""
+    replanned = {name: dict(cs, gx_auto=pred[name][0]) for name, cs in cases_by_q.items()}
+    return decisions.report(queries, replanned, True, stat=stat)["figures"]
+
+
+def side(case):
+    return "gpu" if (case.gx or {}).get("nodes") else "cpu"
 
 
 def main():
@@ -121,35 +114,25 @@ def main():
     ap.add_argument("-c", dest="changes", action="append", default=[], help="a setting, as after SET")
     ap.add_argument("--conninfo", default="host=%s port=%s user=postgres dbname=bench" % (
         os.environ.get("BENCH_HOST", "/tmp/gpuext-bench"), os.environ.get("BENCH_PORT", "5497")))
-    ap.add_argument("--stat", default="p25", choices=("best", "median", "p25"))
+    ap.add_argument("--stat", default="p25", choices=STATS)
     a = ap.parse_args()
-    with open(a.results) as f:
-        run = json.load(f)
-    judged = {r["query"] for r in (run.get("decisions") or {}).get("queries", [])}
-    cases, queries = {}, []
-    for rec in run["cases"]:
-        if rec["query"] not in judged:
-            continue
-        cases[(rec["query"], rec["config"])] = StoredCase(rec)
-        if rec["query"] not in [q for q, _ in queries]:
-            queries.append((rec["query"], rec["sql"]))
-    before = predict(run, cases, queries, plans(a.conninfo, run, queries, []), a.stat)
-    after = predict(run, cases, queries, plans(a.conninfo, run, queries, a.changes), a.stat)
+    run, cases_by_q, queries = load_run(a.results)
+    before = predict(cases_by_q, queries, plans(a.conninfo, run, queries, []), a.stat)
+    after = predict(cases_by_q, queries, plans(a.conninfo, run, queries, a.changes), a.stat)
     print("%s (%d queries), judged by the %s of the run's times" % (a.results, len(queries), a.stat))
-    for name, _ in queries:
-        rec = cases.get((name, "gx_auto"))
-        ran_gx = rec is not None and bool((rec.gx or {}).get("nodes"))
-        b, c = before[name], after[name]
-        if b[0] != ("gpu" if ran_gx else "cpu"):
-            print("  %-17s replanned %s here, the run's auto chose %s" % (
-                name, b[0], "gpu" if ran_gx else "cpu"))
-        if (b[0], b[3]) != (c[0], c[3]):
+    for q in queries:
+        ran = cases_by_q[q.name]["gx_auto"]
+        (b, b_how), (c, c_how) = before[q.name], after[q.name]
+        if side(b) != side(ran):
+            print("  %-17s replanned %s here, the run's auto chose %s" % (q.name, side(b), side(ran)))
+        if (side(b), without_workers(b.shape)) != (side(c), without_workers(c.shape)):
             print("  %-17s %s %s -> %s %s (%s ms from %s -> %s ms from %s)" % (
-                name, b[0], b[3], c[0], c[3], "-" if b[1] is None else "%.3g" % b[1], b[2],
-                "-" if c[1] is None else "%.3g" % c[1], c[2]))
-    print("  as planned here:  " + judge(cases, queries, before, a.stat))
+                q.name, side(b), without_workers(b.shape), side(c), without_workers(c.shape),
+                "%.3g" % b.times[0] if b.times else "-", b_how,
+                "%.3g" % c.times[0] if c.times else "-", c_how))
+    print("  as planned here:  " + verdict(figures(cases_by_q, queries, before, a.stat)))
     if a.changes:
-        print("  with %s: %s" % ("; ".join(a.changes), judge(cases, queries, after, a.stat)))
+        print("  with %s: %s" % ("; ".join(a.changes), verdict(figures(cases_by_q, queries, after, a.stat))))
 
 
 if __name__ == "__main__":
