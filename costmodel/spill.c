@@ -223,18 +223,14 @@ launches_charged(Path *p, int workers)
 
 /* what the paths of one upper relation are re-costed with */
 /*
- * Steps over by-reference values an aggregation of the query's grouping
- * (not a DISTINCT's or a set operation's) makes per input row: its
- * aggregates whose (first) argument is of a by-reference type, and, when
- * it groups, its group keys of such a type.  A key not in the query's
- * target list is not counted (looked up without get_sortgroupref_tle,
- * which raises an error for it).
+ * The query's aggregates whose (first) argument is of a by-reference type:
+ * a step over such a value for each row an aggregation of them takes.
  */
 static int
-byref_steps(PlannerInfo *root, AggPath *agg)
+byref_aggregates(PlannerInfo *root)
 {
 	ListCell   *lc;
-	int			steps = 0;
+	int			n = 0;
 
 	foreach(lc, root->aggtransinfos)
 	{
@@ -245,8 +241,25 @@ byref_steps(PlannerInfo *root, AggPath *agg)
 			continue;
 		arg = linitial_node(TargetEntry, transinfo->args);
 		if (!get_typbyval(exprType((Node *) arg->expr)))
-			steps++;
+			n++;
 	}
+	return n;
+}
+
+/*
+ * Steps over by-reference values an aggregation of the query's grouping
+ * (not a DISTINCT's or a set operation's) makes per input row: the
+ * query's by-reference aggregates ('aggregates', byref_aggregates) and,
+ * when it groups, its group keys of such a type.  A key not in the
+ * query's target list is not counted (looked up without
+ * get_sortgroupref_tle, which raises an error for it).
+ */
+static int
+byref_steps(PlannerInfo *root, AggPath *agg, int aggregates)
+{
+	ListCell   *lc;
+	int			steps = aggregates;
+
 	if (agg->aggstrategy == AGG_PLAIN)
 		return steps;
 	foreach(lc, agg->groupClause)
@@ -278,6 +291,7 @@ typedef struct RecostContext
 	List	   *done;			/* Recosted nodes */
 	bool		changed;		/* some node got a surcharge */
 	bool		grouping;		/* the query's grouping (not DISTINCT, set operations) */
+	int			byref_aggs;		/* its by-reference aggregates (byref_aggregates) */
 } RecostContext;
 
 /*
@@ -311,7 +325,7 @@ recost_path(RecostContext *cx, Path *p, bool below_rel_node)
 		AggPath    *agg = (AggPath *) p;
 		Path	   *below = agg->subpath;
 
-		surcharge += below->rows * byref_steps(cx->root, agg) * gx_stock_byref_us /
+		surcharge += below->rows * byref_steps(cx->root, agg, cx->byref_aggs) * gx_stock_byref_us /
 			gx_cost_unit_us;
 		/* a hash join whose rows it takes (projected or sorted first): its probes */
 		while (IsA(below, ProjectionPath) || IsA(below, SortPath) || IsA(below, IncrementalSortPath))
@@ -362,7 +376,7 @@ spill_recost_upper_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo 
 						 RelOptInfo *output_rel, void *extra)
 {
 	RecostContext cx = {root, output_rel, 0, -1, NIL, false,
-	stage == UPPERREL_GROUP_AGG || stage == UPPERREL_PARTIAL_GROUP_AGG};
+	stage == UPPERREL_GROUP_AGG || stage == UPPERREL_PARTIAL_GROUP_AGG, 0};
 	ListCell   *lc;
 
 	if (prev_create_upper_paths_hook)
@@ -370,8 +384,7 @@ spill_recost_upper_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo 
 	if (!gpuext_enabled)
 		return;
 	gx_cost_refresh();
-	if ((stage == UPPERREL_GROUP_AGG || stage == UPPERREL_PARTIAL_GROUP_AGG) &&
-		root->parse->hasAggs)
+	if (cx.grouping && root->parse->hasAggs)
 	{
 		/*
 		 * The transition space of the aggregates as cost_agg saw it (the
@@ -384,6 +397,7 @@ spill_recost_upper_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo 
 		get_agg_clause_costs(root, stage == UPPERREL_PARTIAL_GROUP_AGG ?
 							 AGGSPLIT_INITIAL_SERIAL : AGGSPLIT_SIMPLE, &costs);
 		cx.transition_space = costs.transitionSpace;
+		cx.byref_aggs = byref_aggregates(root);
 	}
 	if (stage == UPPERREL_ORDERED)
 		cx.limit_tuples = root->limit_tuples;
