@@ -62,7 +62,6 @@ def log(msg):
 
 
 STAT = "median"     # what Case.value() reports: median | p25 | best (set by decide_measurement)
-STATS = ("median", "p25", "best")
 
 
 def decide_measurement(opts, queries):
@@ -90,7 +89,7 @@ def decide_measurement(opts, queries):
         opts.interleave = judged
     if opts.stat is None:
         opts.stat = "p25" if judged else "median"
-    if opts.stat not in STATS:
+    if opts.stat not in decisions.STATS:
         raise SystemExit("bench: BENCH_STAT must be median, p25 or best, not %r" % opts.stat)
     if opts.one_session is None:
         opts.one_session = opts.interleave
@@ -715,20 +714,15 @@ class Case:
         self.spent = 0.0          # seconds of timed runs
         self.crashed = False
 
-    def median(self):
-        return statistics.median(self.times) if self.times else None
-
-    def best(self):
-        return min(self.times) if self.times else None
-
-    def lower_quartile(self):
-        if len(self.times) < 2:
-            return self.median()
-        return statistics.quantiles(self.times, n=4, method="inclusive")[0]
-
     def stat(self, name):
         """The median, the lower quartile (p25) or the best of the timed runs."""
-        return {"median": self.median, "p25": self.lower_quartile, "best": self.best}[name]()
+        return decisions.stat_of(self.times, name)
+
+    def median(self):
+        return self.stat("median")
+
+    def best(self):
+        return self.stat("best")
 
     def value(self):
         """The time reported and judged: the BENCH_STAT of the runs."""
@@ -1382,7 +1376,7 @@ def write_outputs(opts, info, limits, phases, configs, queries, cases_by_q, summ
                 continue
             doc["cases"].append({
                 "set": q.set, "query": q.name, "sql": q.sql, "config": cfg.name, "status": c.status,
-                "note": c.note, "rows": c.rows, "times_ms": c.times, "first_ms": c.first_ms, "median_ms": c.median(), "p25_ms": c.lower_quartile(), "best_ms": c.best(),
+                "note": c.note, "rows": c.rows, "times_ms": c.times, "first_ms": c.first_ms, "median_ms": c.median(), "p25_ms": c.stat("p25"), "best_ms": c.best(),
                 "cold_ms": c.cold, "fingerprint": c.fingerprint, "plan_shape": c.shape, "exec_plan_shape": c.exec_shape,
                 "workers_launched": c.workers, "case_seconds": round(c.elapsed, 3), "server_crash": c.crashed, "explain_execution_ms": c.exec_ms, "explain_planning_ms": c.plan_ms,
                 "gpuext_nodes": c.gx, "status_delta_explain": c.explain_delta, "status_delta_per_run": c.run_delta,
@@ -1614,7 +1608,7 @@ def main_run(opts):
         # the judged figures again by the other statistics of the same runs
         decided["other_stats"] = [{"stat": other,
                                    "figures": decisions.report(queries, cases_by_q, gpu, stat=other)["figures"]}
-                                  for other in STATS if other != STAT]
+                                  for other in decisions.STATS if other != STAT]
     write_outputs(opts, info, limits, phases.read(), configs, queries, cases_by_q, summary, cold_mode,
                   {"calibration": calib, "decisions": decided})
     chart(opts, summary, configs)

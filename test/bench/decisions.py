@@ -24,6 +24,7 @@ PICK_TOL = 0.10      # auto within 10 % of the best forced time counts as picked
 SLOW_TOL = 0.10      # auto more than 10 % slower than the best forced: a miss
 STOCK_TOL = 0.05     # a gpuext plan more than 5 % slower than stock: a miss
 PICK_TARGET = 0.95   # share of queries where the planner must pick the faster side
+STATS = ("median", "p25", "best")   # statistics of a case's timed runs (stat_of)
 STAT_NAMES = {"median": "median run", "p25": "lower quartile (p25)", "best": "best run"}
 
 CAL_COLS = ["parameter", "measured", "previous", "unit"]
@@ -96,6 +97,18 @@ def calibrate(connect, run, why, out_dir, log, settle=1):
         for m in rec["in_force"]:
             f.write("\t".join("" if m[k] is None else str(m[k]) for k in IN_FORCE_COLS) + "\n")
     return rec
+
+
+def stat_of(times, name):
+    """The median, the lower quartile (p25) or the best of a case's timed
+    runs in ms (of one run, that run); None without runs."""
+    if not times:
+        return None
+    if name == "best":
+        return min(times)
+    if name == "median" or len(times) < 2:
+        return statistics.median(times)
+    return statistics.quantiles(times, n=4, method="inclusive")[0]
 
 
 def _case_ok(c):

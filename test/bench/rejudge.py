@@ -8,13 +8,11 @@ verdict is the machine's noise.
 """
 import json
 import os
-import statistics
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import decisions  # noqa: E402
 
-STATS = ("best", "median", "p25")
 JUDGED_CONFIGS = ("pg_parallel", "gx_gpu")
 
 
@@ -28,13 +26,7 @@ class StoredCase:
         self.gx, self.plan = rec.get("gpuext_nodes"), rec.get("plan")
 
     def stat(self, name):
-        if not self.times:
-            return None
-        if name == "best":
-            return min(self.times)
-        if name == "median" or len(self.times) < 2:
-            return statistics.median(self.times)
-        return statistics.quantiles(self.times, n=4, method="inclusive")[0]
+        return decisions.stat_of(self.times, name)
 
     def value(self):
         return self.stat("median")
@@ -92,7 +84,7 @@ def main(paths):
     for path in paths:
         _, cases_by_q, queries = load_run(path)
         print(path)
-        for stat in STATS:
+        for stat in decisions.STATS:
             fig = decisions.report(queries, cases_by_q, True, stat=stat)["figures"]
             pairs, apart = same_plan_spread(cases_by_q, stat)
             print("  %-6s %s; same-plan pairs over 10 %% apart: %d of %d (%s)" % (

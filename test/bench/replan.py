@@ -30,7 +30,7 @@ sys.path.insert(0, os.path.join(HERE, ".."))
 import bench  # noqa: E402
 import decisions  # noqa: E402
 import pq  # noqa: E402
-from rejudge import STATS, load_run, verdict  # noqa: E402
+from rejudge import load_run, verdict  # noqa: E402
 
 
 def without_workers(shape):
@@ -114,7 +114,7 @@ def main():
     ap.add_argument("-c", dest="changes", action="append", default=[], help="a setting, as after SET")
     ap.add_argument("--conninfo", default="host=%s port=%s user=postgres dbname=bench" % (
         os.environ.get("BENCH_HOST", "/tmp/gpuext-bench"), os.environ.get("BENCH_PORT", "5497")))
-    ap.add_argument("--stat", default="p25", choices=STATS)
+    ap.add_argument("--stat", default="p25", choices=decisions.STATS)
     a = ap.parse_args()
     run, cases_by_q, queries = load_run(a.results)
     before = predict(cases_by_q, queries, plans(a.conninfo, run, queries, []), a.stat)
