@@ -69,6 +69,9 @@ PG_FUNCTION_INFO_V1(gpuext_calibrate);
 #define SETUP_RUNS		300		/* runs of each side of measure_setup */
 #define TINY_ROWS		1000
 #define TINY_PAD		"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"	/* 40 bytes */
+/* the wide table's rows, and the columns between x1 and x8 (x2..x8) */
+#define WIDE_ROWS		200000
+#define WIDE_COLUMNS_BETWEEN 7
 #define NARROW_ROW_BYTES 36.0	/* on the page: header, int, line pointer */
 #define SHARE_WORKERS	4		/* workers of the parallel_page_share scan */
 #define STORAGE_FILE_MB 16
@@ -806,8 +809,25 @@ measure_stock_join_row(const char *scratch, const char *tiny, double unit_us)
 }
 
 /*
+ * What PostgreSQL's sequential scan takes a row to step over one column
+ * whose offset it has to compute (past the row's first variable-width
+ * column) on its way to the column its filter reads: the wide table
+ * (an int, a short text, then eight ints) counted with a filter on its
+ * last column against the same count with a filter on its third, stock
+ * serial plans estimated alike, per row and column between the two.
+ * deform.c charges it to stock sequential scans.
+ */
+static double
+measure_stock_deform(const char *wide, double unit_us)
+{
+	return stock_beyond_estimate(psprintf("SELECT count(*) FROM %s WHERE x8 >= 0", wide),
+								 psprintf("SELECT count(*) FROM %s WHERE x1 >= 0", wide),
+								 unit_us) / (WIDE_ROWS * WIDE_COLUMNS_BETWEEN);
+}
+
+/*
  * Rounds of the stock per-row charges (stock_agg_row_us, stock_byref_us,
- * stock_join_row_us), spread over the calibration like the stock rates'
+ * stock_join_row_us, stock_deform_us), spread over the calibration like the stock rates'
  * (remeasure_stock_rates), the median of them kept.  Each is a difference
  * of two timings, which one slow moment of the machine can double: four
  * calibrations of one H100 instance (session 13) measured stock_agg_row_us
@@ -824,16 +844,19 @@ typedef struct StockChargeRounds
 	double		agg_row[STOCK_CHARGE_ROUNDS];
 	double		byref[STOCK_CHARGE_ROUNDS];
 	double		join_row[STOCK_CHARGE_ROUNDS];
+	double		deform[STOCK_CHARGE_ROUNDS];
 } StockChargeRounds;
 
 /* One round of the stock per-row charges (stock serial plans, timed on the CPU). */
 static void
-measure_stock_charges(StockChargeRounds *r, const char *scratch, const char *tiny, double unit_us)
+measure_stock_charges(StockChargeRounds *r, const char *scratch, const char *tiny,
+					  const char *wide, double unit_us)
 {
 	Assert(r->n < STOCK_CHARGE_ROUNDS);
 	r->agg_row[r->n] = measure_stock_agg_row(scratch, unit_us);
 	r->byref[r->n] = measure_stock_byref(scratch, unit_us);
 	r->join_row[r->n] = measure_stock_join_row(scratch, tiny, unit_us);
+	r->deform[r->n] = measure_stock_deform(wide, unit_us);
 	r->n++;
 }
 
@@ -1180,6 +1203,7 @@ gpuext_calibrate(PG_FUNCTION_ARGS)
 	Oid			narrow_oid;
 	int			narrow_rows;
 	char	   *tiny;
+	char	   *wide;
 	double		gpu_scan_e2e_us = 0;
 	double		gpu_agg_e2e_us = 0;
 	const char *why;
@@ -1226,6 +1250,10 @@ gpuext_calibrate(PG_FUNCTION_ARGS)
 								  AccessShareLock, false);
 	tiny = psprintf("%s.gpuext_calibration_tiny", schema);
 	make_seq_table(tiny, "v int, pad text", psprintf("%%.0f,%s", TINY_PAD), TINY_ROWS);
+	/* the wide table: columns past a text one (measure_stock_deform) */
+	wide = psprintf("%s.gpuext_calibration_wide", schema);
+	make_seq_table(wide, "v int, t text, x1 int, x2 int, x3 int, x4 int, x5 int, x6 int, x7 int, x8 int",
+				   "%.0f,abc,1,2,3,4,5,6,7,8", WIDE_ROWS);
 
 	/* settings changed from here on are restored when the function returns */
 	guc_level = NewGUCNestLevel();
@@ -1254,11 +1282,12 @@ gpuext_calibrate(PG_FUNCTION_ARGS)
 		measure_host_visibility(scratch_oid, frozen_oid, &slow_page_us), "us"};
 	m[n++] = (Measured) {"stock_group_us", measure_stock_group(scratch, m[cost_unit].value), "us"};
 	/* (the stock per-row charges: the median of three rounds, set at the end) */
-	measure_stock_charges(&stock_rounds, scratch, tiny, m[cost_unit].value);
+	measure_stock_charges(&stock_rounds, scratch, tiny, wide, m[cost_unit].value);
 	stock_charges = n;
 	m[n++] = (Measured) {"stock_agg_row_us", 0, "us"};
 	m[n++] = (Measured) {"stock_byref_us", 0, "us"};
 	m[n++] = (Measured) {"stock_join_row_us", 0, "us"};
+	m[n++] = (Measured) {"stock_deform_us", 0, "us"};
 	time_on_cpu = false;		/* workers, and a pipe's reader */
 	m[n++] = (Measured) {"parallel_page_share", measure_parallel_page_share(frozen), "ratio"};
 	measure_parallel_launch(tiny, &launch_start, &launch_interval);
@@ -1267,7 +1296,7 @@ gpuext_calibrate(PG_FUNCTION_ARGS)
 	m[n++] = (Measured) {"client_row_us", measure_client_row(frozen, frozen_rows), "us"};
 	time_on_cpu = true;
 	remeasure_stock_rates(m, cost_unit, host_page, narrow, frozen, frozen_oid);
-	measure_stock_charges(&stock_rounds, scratch, tiny, m[cost_unit].value);
+	measure_stock_charges(&stock_rounds, scratch, tiny, wide, m[cost_unit].value);
 
 	/*
 	 * The CPU engine's rate per row and instruction (about 4 per row
@@ -1328,10 +1357,11 @@ gpuext_calibrate(PG_FUNCTION_ARGS)
 	gx_set_local("gpuext.enabled", "off");
 	time_on_cpu = true;
 	remeasure_stock_rates(m, cost_unit, host_page, narrow, frozen, frozen_oid);
-	measure_stock_charges(&stock_rounds, scratch, tiny, m[cost_unit].value);
+	measure_stock_charges(&stock_rounds, scratch, tiny, wide, m[cost_unit].value);
 	m[stock_charges].value = median_of(stock_rounds.agg_row, STOCK_CHARGE_ROUNDS);
 	m[stock_charges + 1].value = median_of(stock_rounds.byref, STOCK_CHARGE_ROUNDS);
 	m[stock_charges + 2].value = median_of(stock_rounds.join_row, STOCK_CHARGE_ROUNDS);
+	m[stock_charges + 3].value = median_of(stock_rounds.deform, STOCK_CHARGE_ROUNDS);
 	gx_set_local("gpuext.enabled", "on");
 	gx_set_local("gpuext.enable_gpuagg", "off");
 	time_on_cpu = rows_on_cpu;	/* timed as the first round was */
@@ -1370,7 +1400,8 @@ gpuext_calibrate(PG_FUNCTION_ARGS)
 		values[3] = CStringGetTextDatum(m[i].unit);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
-	gx_spi_exec(psprintf("DROP TABLE %s, %s, %s, %s", scratch, frozen, narrow, tiny), SPI_OK_UTILITY);
+	gx_spi_exec(psprintf("DROP TABLE %s, %s, %s, %s, %s", scratch, frozen, narrow, tiny, wide),
+				SPI_OK_UTILITY);
 	SPI_finish();
 
 	/* every backend applies the new values before it plans again */

@@ -67,6 +67,7 @@ double		gx_stock_group_us = 0.0;
 double		gx_stock_agg_row_us = 0.0;
 double		gx_stock_byref_us = 0.0;
 double		gx_stock_join_row_us = 0.0;
+double		gx_stock_deform_us = 0.0;
 bool		gx_recost_spills = true;
 
 /* Define a real-valued cost parameter. */
@@ -183,6 +184,9 @@ gx_cost_define_gucs(void)
 	define_param("gpuext.stock_join_row_us",
 				 "Microseconds an outer row of PostgreSQL's hash join takes beyond its estimate (hashing it, probing the table, forming the joined row); gpuext charges this per outer row to a stock hash join whose rows an aggregation takes.",
 				 &gx_stock_join_row_us, 0.0, 0, 1e6);
+	define_param("gpuext.stock_deform_us",
+				 "Microseconds PostgreSQL's sequential scan takes a row to step over one column past the row's first variable-width one on its way to a column its filter reads; gpuext charges stock sequential scans this per row read and such column, less what the rows they return would take anyway.",
+				 &gx_stock_deform_us, 0.0, 0, 1e6);
 	DefineCustomBoolVariable("gpuext.recost_spills",
 							 "Re-costs PostgreSQL's spilling hash aggregations and sorts with the storage write costs.",
 							 "A page written to a temporary file costs PostgreSQL's page cost times "

@@ -51,6 +51,7 @@ extern double gx_stock_group_us;		/* a stock hashed aggregation's group, beyond 
 extern double gx_stock_agg_row_us;	/* a stock hashed aggregation's input row, beyond its estimate */
 extern double gx_stock_byref_us;	/* a stock aggregate's or group key's by-reference value, a row */
 extern double gx_stock_join_row_us;	/* a stock hash join's outer row, beyond its estimate */
+extern double gx_stock_deform_us;	/* a stock scan's row, a column stepped over past a variable-width one */
 /* groups of a hashed aggregation whose table stays in the CPU's caches
  * (some 100 bytes each: about 1 MB), not charged gx_stock_group_us */
 #define GX_STOCK_GROUPS_CACHED 10000.0
@@ -60,6 +61,7 @@ extern void gx_cost_define_gucs(void);
 extern void gx_spill_cost_init(void);
 extern void gx_index_cost_init(void);
 extern void gx_output_cost_init(void);
+extern void gx_deform_recost_paths(RelOptInfo *rel, RangeTblEntry *rte);
 extern bool gx_output_recost(PlannerInfo *root, RelOptInfo *rel, Path *path);
 extern void gx_add_partial_path(PlannerInfo *root, RelOptInfo *rel, Path *path);
 extern void gx_cost_refresh(void);

@@ -152,6 +152,7 @@ index_recost_paths(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTblEntry 
 	gx_cost_refresh();
 	if (gx_parallel_page_share > 0)
 		recost_partial_seqscans(rel, gx_parallel_page_share);
+	gx_deform_recost_paths(rel, rte);
 	if (gx_index_cost_scale == 1.0)
 		return;
 

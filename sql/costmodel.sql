@@ -165,7 +165,7 @@ SELECT count(*) >= 7 AS measured_enough,
                                          'cpu_engine_setup_us', 'cpu_engine_agg_setup_us',
                                          'parallel_worker_us', 'parallel_start_us',
                                          'stock_group_us', 'stock_agg_row_us', 'stock_byref_us',
-                                         'stock_join_row_us')) AS plausible,
+                                         'stock_join_row_us', 'stock_deform_us')) AS plausible,
        -- (these may be 0: about 0 on the CPU engine, or a CPU engine scan no
        -- slower than PostgreSQL's on a tiny table, or no worker free)
        bool_and(measured >= 0 AND measured < 1e6)
@@ -173,7 +173,7 @@ SELECT count(*) >= 7 AS measured_enough,
                                      'cpu_engine_agg_setup_us', 'parallel_worker_us',
                                      'parallel_start_us', 'stock_group_us',
                                      'stock_agg_row_us', 'stock_byref_us',
-                                     'stock_join_row_us')) AS zero_or_more,
+                                     'stock_join_row_us', 'stock_deform_us')) AS zero_or_more,
        bool_and(measured BETWEEN 0 AND 1) FILTER (WHERE parameter = 'parallel_page_share') AS share_plausible
   FROM gpuext_calibrate();
 SELECT parameter FROM gpuext_calibration_values

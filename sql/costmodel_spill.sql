@@ -21,6 +21,7 @@ SET gpuext.stock_group_us = 0;
 SET gpuext.stock_agg_row_us = 0;
 SET gpuext.stock_byref_us = 0;
 SET gpuext.stock_join_row_us = 0;
+SET gpuext.stock_deform_us = 0;
 CREATE TABLE cs_t (a int, b int, t text);
 INSERT INTO cs_t SELECT g, g % 1000, md5(g::text) FROM generate_series(1, 200000) g;
 ANALYZE cs_t;
@@ -154,6 +155,23 @@ SET gpuext.stock_join_row_us = 0;
 RESET enable_mergejoin;
 RESET enable_nestloop;
 RESET gpuext.enable_gpujoin;
+-- a stock sequential scan whose filter reads columns past a variable-width
+-- one: gpuext.stock_deform_us a row read and such column (c: one past t,
+-- then b and c: two), less, a row returned, those its output reads too
+-- (200 000 rows, half of them returned, at 0.5 us and 5 us a unit: 20 000
+-- units a column; in thousands, the half being an estimate); a filter on
+-- the columns before t, or no filter, is not charged
+CREATE TABLE cs_w (a int, t text, b int, c int);
+INSERT INTO cs_w SELECT g, 'x', g, g FROM generate_series(1, 200000) g;
+ANALYZE cs_w;
+CREATE TEMP TABLE cs_deform AS
+SELECT q, (SELECT total FROM cs_plan(q)) AS without FROM (VALUES
+  ('SELECT count(*) FROM cs_w WHERE c <= 100000'), ('SELECT a FROM cs_w WHERE c <= 100000'),
+  ('SELECT c FROM cs_w WHERE c <= 100000'), ('SELECT t, b, c FROM cs_w WHERE b <= 100000'),
+  ('SELECT c FROM cs_w WHERE a <= 100000'), ('SELECT c FROM cs_w')) v(q);
+SET gpuext.stock_deform_us = 0.5;
+SELECT q, node, round((total - without) / 1000) AS thousands_more FROM cs_deform, cs_plan(q);
+SET gpuext.stock_deform_us = 0;
 RESET enable_sort;
 
 -- a stock Gather under an aggregation pays its workers' launches beyond
@@ -168,5 +186,5 @@ SELECT value, node FROM cs_sweep('gpuext.parallel_start_us', '{0, 100000}',
                                  'SELECT count(*) FROM cs_t WHERE b < 500');
 
 RESET ALL;
-DROP TABLE cs_t, cs_d;
+DROP TABLE cs_t, cs_d, cs_w;
 DROP FUNCTION cs_plan(text), cs_unchanged(text), cs_sweep(text, float8[], text);
