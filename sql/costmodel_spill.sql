@@ -118,10 +118,24 @@ SELECT node, round(total - (SELECT without FROM cs_costs)) AS more
 SET gpuext.stock_group_us = 0;
 -- ... and its rows: gpuext.stock_agg_row_us a row (hashing its keys and
 -- finding its group, beyond the planner's one operator a key): 200 000
--- rows at 0.5 us and 5 us a unit are 20 000 units more
+-- rows at 0.5 us and 5 us a unit are 20 000 units more; the same grouping
+-- sorted (by b: no index) pays the same, and an aggregation without
+-- grouping nothing
+RESET enable_sort;
+SET enable_hashagg = off;
+CREATE TEMP TABLE cs_sorted AS
+SELECT q, (SELECT total FROM cs_plan(q)) AS without FROM (VALUES
+  ('SELECT b, count(*) FROM cs_t GROUP BY b'), ('SELECT count(*) FROM cs_t')) v(q);
+RESET enable_hashagg;
+SET enable_sort = off;
 SET gpuext.stock_agg_row_us = 0.5;
 SELECT node, round(total - (SELECT without FROM cs_costs)) AS more
   FROM cs_plan('SELECT a, count(*) FROM cs_t GROUP BY a');
+SET enable_hashagg = off;
+RESET enable_sort;
+SELECT q, node, round(total - without) AS more FROM cs_sorted, cs_plan(q);
+RESET enable_hashagg;
+SET enable_sort = off;
 SET gpuext.stock_agg_row_us = 0;
 -- ... and its steps over by-reference values: gpuext.stock_byref_us a row
 -- and by-reference aggregate or group key, whatever the strategy (sum(a)
