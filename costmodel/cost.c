@@ -176,7 +176,7 @@ gx_cost_define_gucs(void)
 				 "Microseconds a group of PostgreSQL's hashed aggregation takes beyond its estimate (its table outgrowing the CPU's caches); gpuext charges stock hashed aggregations this per group.",
 				 &gx_stock_group_us, 0.0, 0, 1e6);
 	define_param("gpuext.stock_agg_row_us",
-				 "Microseconds a row of PostgreSQL's hashed aggregation takes beyond its estimate (hashing its keys, finding its group); gpuext charges stock hashed aggregations this per input row.",
+				 "Microseconds a row of PostgreSQL's hashed aggregation takes beyond its estimate (hashing its keys, finding its group); gpuext charges stock groupings, hashed or sorted, this per input row.",
 				 &gx_stock_agg_row_us, 0.0, 0, 1e6);
 	define_param("gpuext.stock_byref_us",
 				 "Microseconds an aggregate's step over a by-reference value (numeric, text) or a by-reference group key takes in PostgreSQL's aggregation beyond its estimate; gpuext charges stock aggregations this per input row and such aggregate or key.",
