@@ -827,8 +827,8 @@ measure_stock_deform(const char *wide, double unit_us)
 
 /*
  * Rounds of the stock per-row charges (stock_agg_row_us, stock_byref_us,
- * stock_join_row_us, stock_deform_us), spread over the calibration like the stock rates'
- * (remeasure_stock_rates), the median of them kept.  Each is a difference
+ * stock_join_row_us, stock_deform_us), spread over the calibration like
+ * the stock rates' (remeasure_stock_rates), the median of them kept.  Each is a difference
  * of two timings, which one slow moment of the machine can double: four
  * calibrations of one H100 instance (session 13) measured stock_agg_row_us
  * at 0.051-0.057 us and a fifth at 0.105, and session 14's fifth costmodel
@@ -838,13 +838,24 @@ measure_stock_deform(const char *wide, double unit_us)
  */
 #define STOCK_CHARGE_ROUNDS 3
 
+/* the charges, in the order of stock_charge_names */
+typedef enum StockCharge
+{
+	STOCK_AGG_ROW,
+	STOCK_BYREF,
+	STOCK_JOIN_ROW,
+	STOCK_DEFORM,
+	STOCK_CHARGES				/* (their number) */
+} StockCharge;
+
+static const char *const stock_charge_names[STOCK_CHARGES] = {
+	"stock_agg_row_us", "stock_byref_us", "stock_join_row_us", "stock_deform_us"
+};
+
 typedef struct StockChargeRounds
 {
 	int			n;
-	double		agg_row[STOCK_CHARGE_ROUNDS];
-	double		byref[STOCK_CHARGE_ROUNDS];
-	double		join_row[STOCK_CHARGE_ROUNDS];
-	double		deform[STOCK_CHARGE_ROUNDS];
+	double		us[STOCK_CHARGES][STOCK_CHARGE_ROUNDS];
 } StockChargeRounds;
 
 /* One round of the stock per-row charges (stock serial plans, timed on the CPU). */
@@ -853,10 +864,10 @@ measure_stock_charges(StockChargeRounds *r, const char *scratch, const char *tin
 					  const char *wide, double unit_us)
 {
 	Assert(r->n < STOCK_CHARGE_ROUNDS);
-	r->agg_row[r->n] = measure_stock_agg_row(scratch, unit_us);
-	r->byref[r->n] = measure_stock_byref(scratch, unit_us);
-	r->join_row[r->n] = measure_stock_join_row(scratch, tiny, unit_us);
-	r->deform[r->n] = measure_stock_deform(wide, unit_us);
+	r->us[STOCK_AGG_ROW][r->n] = measure_stock_agg_row(scratch, unit_us);
+	r->us[STOCK_BYREF][r->n] = measure_stock_byref(scratch, unit_us);
+	r->us[STOCK_JOIN_ROW][r->n] = measure_stock_join_row(scratch, tiny, unit_us);
+	r->us[STOCK_DEFORM][r->n] = measure_stock_deform(wide, unit_us);
 	r->n++;
 }
 
@@ -1284,10 +1295,8 @@ gpuext_calibrate(PG_FUNCTION_ARGS)
 	/* (the stock per-row charges: the median of three rounds, set at the end) */
 	measure_stock_charges(&stock_rounds, scratch, tiny, wide, m[cost_unit].value);
 	stock_charges = n;
-	m[n++] = (Measured) {"stock_agg_row_us", 0, "us"};
-	m[n++] = (Measured) {"stock_byref_us", 0, "us"};
-	m[n++] = (Measured) {"stock_join_row_us", 0, "us"};
-	m[n++] = (Measured) {"stock_deform_us", 0, "us"};
+	for (int k = 0; k < STOCK_CHARGES; k++)
+		m[n++] = (Measured) {stock_charge_names[k], 0, "us"};
 	time_on_cpu = false;		/* workers, and a pipe's reader */
 	m[n++] = (Measured) {"parallel_page_share", measure_parallel_page_share(frozen), "ratio"};
 	measure_parallel_launch(tiny, &launch_start, &launch_interval);
@@ -1358,10 +1367,8 @@ gpuext_calibrate(PG_FUNCTION_ARGS)
 	time_on_cpu = true;
 	remeasure_stock_rates(m, cost_unit, host_page, narrow, frozen, frozen_oid);
 	measure_stock_charges(&stock_rounds, scratch, tiny, wide, m[cost_unit].value);
-	m[stock_charges].value = median_of(stock_rounds.agg_row, STOCK_CHARGE_ROUNDS);
-	m[stock_charges + 1].value = median_of(stock_rounds.byref, STOCK_CHARGE_ROUNDS);
-	m[stock_charges + 2].value = median_of(stock_rounds.join_row, STOCK_CHARGE_ROUNDS);
-	m[stock_charges + 3].value = median_of(stock_rounds.deform, STOCK_CHARGE_ROUNDS);
+	for (int k = 0; k < STOCK_CHARGES; k++)
+		m[stock_charges + k].value = median_of(stock_rounds.us[k], STOCK_CHARGE_ROUNDS);
 	gx_set_local("gpuext.enabled", "on");
 	gx_set_local("gpuext.enable_gpuagg", "off");
 	time_on_cpu = rows_on_cpu;	/* timed as the first round was */

@@ -38,6 +38,7 @@
 #include "access/table.h"
 #include "nodes/pathnodes.h"
 #include "optimizer/optimizer.h"
+#include "optimizer/restrictinfo.h"
 #include "utils/rel.h"
 
 #include "cost.h"
@@ -66,18 +67,6 @@ last_column_read(List *exprs, Index relid, int natts)
 	return last;
 }
 
-/* The filter's expressions of a base relation (its restriction clauses). */
-static List *
-filter_exprs(RelOptInfo *rel)
-{
-	List	   *exprs = NIL;
-	ListCell   *lc;
-
-	foreach(lc, rel->baserestrictinfo)
-		exprs = lappend(exprs, ((RestrictInfo *) lfirst(lc))->clause);
-	return exprs;
-}
-
 /*
  * Microseconds a serial sequential scan of 'rel' spends stepping over
  * columns that a GpuScan's host does not (see the file comment).
@@ -99,7 +88,8 @@ deform_us(RelOptInfo *rel, RangeTblEntry *rte)
 	table_close(relation, NoLock);
 	if (first_varwidth == 0)
 		return 0;
-	filter_last = last_column_read(filter_exprs(rel), rel->relid, natts);
+	filter_last = last_column_read(extract_actual_clauses(rel->baserestrictinfo, false),
+								   rel->relid, natts);
 	output_last = last_column_read(rel->reltarget->exprs, rel->relid, natts);
 #define COLUMNS_PAST(k) Max((k) - first_varwidth, 0)
 	us = (rel->tuples * COLUMNS_PAST(filter_last) -

@@ -226,7 +226,6 @@ launches_charged(Path *p, int workers)
 	return false;
 }
 
-/* what the paths of one upper relation are re-costed with */
 /*
  * The query's aggregates whose (first) argument is of a by-reference type:
  * a step over such a value for each row an aggregation of them takes.
@@ -287,6 +286,7 @@ byref_steps(PlannerInfo *root, AggPath *agg, int aggregates)
 	return steps;
 }
 
+/* what the paths of one upper relation are re-costed with */
 typedef struct RecostContext
 {
 	PlannerInfo *root;
