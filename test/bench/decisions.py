@@ -25,7 +25,11 @@ SLOW_TOL = 0.10      # auto more than 10 % slower than the best forced: a miss
 STOCK_TOL = 0.05     # a gpuext plan more than 5 % slower than stock: a miss
 PICK_TARGET = 0.95   # share of queries where the planner must pick the faster side
 STATS = ("median", "p25", "best")   # statistics of a case's timed runs (stat_of)
-STAT_NAMES = {"median": "median run", "p25": "lower quartile (p25)", "best": "best run"}
+PAIRED = "paired"                    # configurations compared round by round (paired_ratio)
+DECISION_STATS = (PAIRED,) + STATS   # what report() can judge by
+STAT_NAMES = {"median": "median run", "p25": "lower quartile (p25)", "best": "best run",
+              PAIRED: "paired ratio (the median, over the rounds, of one configuration's run over the other's in the "
+                      "same round)"}
 
 CAL_COLS = ["parameter", "measured", "previous", "unit"]
 IN_FORCE_COLS = ["parameter", "value_in_force", "source", "calibrated", "measured_at", "default_value"]
@@ -111,6 +115,23 @@ def stat_of(times, name):
     return statistics.quantiles(times, n=4, method="inclusive")[0]
 
 
+def paired_ratio(a, b):
+    """How many times slower case a ran than case b, run by run: the median,
+    over the rounds both ran in, of a's run over b's run of the same round
+    (their i-th timed runs, when the configurations of a query were timed
+    interleaved: each round runs each case that wants more runs once, so
+    their runs i share a round until the first of them stops).  The H100's
+    virtual machines change pace for tens of seconds at a time, and a
+    statistic of each case alone compares runs of different phases (a
+    0.34 ms bitmap scan, one plan in two configurations, by its runs'
+    lower quartiles 0.39 against 0.34, session 15); the ratio within a
+    round cancels the phase.  None without runs."""
+    n = min(len(a.times), len(b.times))
+    if n == 0:
+        return None
+    return statistics.median(a.times[i] / b.times[i] for i in range(n))
+
+
 def _case_ok(c):
     return c is not None and c.status == "ok" and c.value() is not None
 
@@ -122,12 +143,20 @@ def _has_gx(c):
 def report(queries, cases_by_q, gpu, stat=None):
     """Per query decision rows and the judged figures (None when no query
     of a decision set was selected), from each case's reported time, or
-    with stat ("median", "p25" or "best") from that statistic of its runs."""
+    with stat ("median", "p25" or "best") from that statistic of its runs,
+    or with stat "paired" from the paired ratios of the cases compared
+    (paired_ratio): the forced CPU time is its runs' lower quartile, the
+    forced GPU time that times the GPU's paired ratio to it, and auto is
+    compared with the faster of them and with stock by its paired ratio to
+    each."""
     qs = [q for q in queries if q.decisions]
     if not qs:
         return None
+    paired = stat == PAIRED
 
     def val(c):
+        if paired:
+            return c.stat("p25")
         return c.value() if stat is None else c.stat(stat)
     rows = []
     for q in qs:
@@ -156,6 +185,8 @@ def report(queries, cases_by_q, gpu, stat=None):
                 r["gpu_side"] = _has_gx(gpu_c)
                 if r["gpu_side"] and _case_ok(gpu_c):
                     r["gpu_ms"] = val(gpu_c)
+                    if paired and r["cpu_ms"] is not None:
+                        r["gpu_ms"] = r["cpu_ms"] * paired_ratio(gpu_c, cpu_c)
         if auto_c is not None and auto_c.status == "ok":
             r["auto_gpuext"] = _has_gx(auto_c)
             if r["auto_gpuext"]:
@@ -171,6 +202,8 @@ def report(queries, cases_by_q, gpu, stat=None):
                 r["faster"], best = ("gpu", gms) if gms < cpu else ("cpu", cpu)
             r["best_ms"] = best
             r["auto_side"] = "gpu" if r["auto_gpuext"] else "cpu"
+            if paired:
+                auto = r["auto_ms"] = best * paired_ratio(auto_c, gpu_c if r["faster"] == "gpu" else cpu_c)
             r["auto_over_best"] = auto / best
             r["auto_minus_best_ms"] = auto - best
             # auto ran the very plan of the faster forced configuration: a
@@ -185,8 +218,8 @@ def report(queries, cases_by_q, gpu, stat=None):
             r["picked_faster"] = (r["auto_side"] == r["faster"].replace("-only", "")
                                   or r["auto_over_best"] <= 1 + PICK_TOL)
             if r["auto_gpuext"]:
-                r["gpuext_over_stock"] = auto / cpu
-                r["gpuext_slower_than_stock"] = auto > cpu * (1 + STOCK_TOL)
+                r["gpuext_over_stock"] = paired_ratio(auto_c, cpu_c) if paired else auto / cpu
+                r["gpuext_slower_than_stock"] = r["gpuext_over_stock"] > 1 + STOCK_TOL
         rows.append(r)
     judged = [r for r in rows if r["judged"]]
     picked = [r for r in judged if r["picked_faster"]]
@@ -212,7 +245,7 @@ def report(queries, cases_by_q, gpu, stat=None):
         "criteria": {"picked_faster": share is not None and share >= PICK_TARGET,
                      "none_over_slow_tol": bool(judged) and not over,
                      "no_slow_gpuext_plan": bool(judged) and not slow_gx},
-        "meaningful": bool(gpu),
+        "meaningful": bool(gpu), "stat": stat,
         "gpu_configs_ran": any(n in cases_by_q[q.name] for q in qs for n in ("gx_gpu", "gx_auto")),
     }
     fig["criteria"]["all"] = all(fig["criteria"].values()) and not fig["not_judged"]
@@ -306,8 +339,12 @@ def text(rep, calib, fmt_ms, fmt_ratio):
     def verdict(ok):
         return "met" if ok else "NOT MET"
     L.append("judged figures over %d of %d queries (%d GPU faster, %d CPU faster, %d CPU only; auto chose gpuext "
-             "for %d):" % (fig["judged"], fig["queries"], fig["gpu_faster"], fig["cpu_faster"], fig["cpu_only"],
-                           fig["auto_chose_gpuext"]))
+             "for %d), by each case's %s:" % (
+                 fig["judged"], fig["queries"], fig["gpu_faster"], fig["cpu_faster"], fig["cpu_only"],
+                 fig["auto_chose_gpuext"], STAT_NAMES.get(fig.get("stat"), "reported time")))
+    if fig.get("stat") == PAIRED:
+        L.append("  (the table's cpu: its runs' lower quartile; gpu: that times the forced GPU's paired ratio to it; "
+                 "auto: the faster forced time times auto's paired ratio to it)")
     L.append("  planner picked the faster side: %s (%d of %d; target >= %d%%): %s%s" % (
         "-" if share is None else "%.1f%%" % (100 * share), fig["picked_faster"], fig["judged"],
         round(100 * PICK_TARGET), verdict(crit["picked_faster"]),

@@ -1,6 +1,6 @@
 """Judge a finished run's decision report again, from its results.json, by
 each statistic of the timed runs (the best run, the median, the lower
-quartile), and count the pairs of configurations that ran the very same
+quartile) and by the configurations' paired ratios, and count the pairs of configurations that ran the very same
 plan yet whose times differ by more than 10 %: how much of a statistic's
 verdict is the machine's noise.
 
@@ -63,7 +63,8 @@ def verdict(fig):
 
 def same_plan_spread(cases_by_q, stat):
     """Pairs (auto, a forced configuration) that ran the same plan shape,
-    and those of them more than 10 % apart, as (query, config, ratio)."""
+    and those of them more than 10 % apart by the statistic (or paired
+    ratio), as (query, config, ratio)."""
     pairs, apart = 0, []
     for q, cs in cases_by_q.items():
         auto = cs.get("gx_auto")
@@ -74,7 +75,10 @@ def same_plan_spread(cases_by_q, stat):
             if other is None or other.status != "ok" or not other.times or other.shape != auto.shape:
                 continue
             pairs += 1
-            ratio = auto.stat(stat) / other.stat(stat)
+            if stat == decisions.PAIRED:
+                ratio = decisions.paired_ratio(auto, other)
+            else:
+                ratio = auto.stat(stat) / other.stat(stat)
             if max(ratio, 1 / ratio) > 1.10:
                 apart.append((q, name, ratio))
     return pairs, apart
@@ -82,9 +86,12 @@ def same_plan_spread(cases_by_q, stat):
 
 def main(paths):
     for path in paths:
-        _, cases_by_q, queries = load_run(path)
+        run, cases_by_q, queries = load_run(path)
         print(path)
-        for stat in decisions.STATS:
+        interleaved = run.get("meta", {}).get("interleave")
+        for stat in decisions.DECISION_STATS:
+            if stat == decisions.PAIRED and not interleaved:
+                continue
             fig = decisions.report(queries, cases_by_q, True, stat=stat)["figures"]
             pairs, apart = same_plan_spread(cases_by_q, stat)
             print("  %-6s %s; same-plan pairs over 10 %% apart: %d of %d (%s)" % (

@@ -73,26 +73,27 @@ def plans(conninfo, run, queries, changes):
 
 def predict(cases_by_q, queries, planned, stat):
     """Per query: the run's gx_auto case as the replanned plan would have run
-    (its plan shape and gpuext nodes, and the one time found for it, so that
-    every statistic of it is that time), and where the time came from."""
+    (its plan shape and gpuext nodes, and the runs of the configuration
+    found for it, so that every statistic of it, paired ratios too, is that
+    configuration's), and where the times came from."""
     out = {}
     for q in queries:
         cs = cases_by_q[q.name]
         shape, gx, _ = bench.plan_summary(planned[q.name])
-        how, t = None, None
+        how, times = None, []
         for cfg in ("gx_auto", "pg_parallel", "gx_gpu"):
             rec = cs.get(cfg)
             if rec is not None and rec.status == "ok" and rec.times and \
                     without_workers(rec.shape) == without_workers(shape):
-                how, t = cfg, rec.stat(stat)
+                how, times = cfg, list(rec.times)
                 break
-        if t is None:
+        if not times:
             cfg = "gx_gpu" if gx["nodes"] else "pg_parallel"
             rec = cs.get(cfg)
             if rec is not None and rec.times:
-                how, t = "~" + cfg, rec.stat(stat)
+                how, times = "~" + cfg, list(rec.times)
         auto = copy.copy(cs["gx_auto"])
-        auto.times = [] if t is None else [t]
+        auto.times = times
         auto.shape, auto.exec_shape, auto.gx = shape, None, gx
         out[q.name] = (auto, how)
     return out
@@ -114,7 +115,7 @@ def main():
     ap.add_argument("-c", dest="changes", action="append", default=[], help="a setting, as after SET")
     ap.add_argument("--conninfo", default="host=%s port=%s user=postgres dbname=bench" % (
         os.environ.get("BENCH_HOST", "/tmp/gpuext-bench"), os.environ.get("BENCH_PORT", "5497")))
-    ap.add_argument("--stat", default="p25", choices=decisions.STATS)
+    ap.add_argument("--stat", default=decisions.PAIRED, choices=decisions.DECISION_STATS)
     a = ap.parse_args()
     run, cases_by_q, queries = load_run(a.results)
     before = predict(cases_by_q, queries, plans(a.conninfo, run, queries, []), a.stat)
@@ -128,8 +129,8 @@ def main():
         if (side(b), without_workers(b.shape)) != (side(c), without_workers(c.shape)):
             print("  %-17s %s %s -> %s %s (%s ms from %s -> %s ms from %s)" % (
                 q.name, side(b), without_workers(b.shape), side(c), without_workers(c.shape),
-                "%.3g" % b.times[0] if b.times else "-", b_how,
-                "%.3g" % c.times[0] if c.times else "-", c_how))
+                "%.3g" % b.stat(a.stat if a.stat != decisions.PAIRED else "p25") if b.times else "-", b_how,
+                "%.3g" % c.stat(a.stat if a.stat != decisions.PAIRED else "p25") if c.times else "-", c_how))
     print("  as planned here:  " + verdict(figures(cases_by_q, queries, before, a.stat)))
     if a.changes:
         print("  with %s: %s" % ("; ".join(a.changes), verdict(figures(cases_by_q, queries, after, a.stat))))
