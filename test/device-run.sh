@@ -35,7 +35,10 @@
 #       one kept, then the 40 queries in five configurations; about 7
 #       minutes) and its decision report; REPEAT_CAL=N then calls
 #       gpuext_calibrate() N more times on the same cluster (about 40 s
-#       each) and prints the figures plans turn on, to see their spread.
+#       each) and prints the figures plans turn on, to see their spread;
+#       SWEEP="ARGS" then runs test/bench/sweep.py ARGS on the same cluster
+#       (a setting's values timed interleaved, e.g. the worker counts of
+#       a query's Gather) with the time left.
 #   bash test/device-run.sh bench TAG [VAR=VALUE ...]
 #       one make bench with those variables (e.g. SCALE=10 QUERIES=ssb); its
 #       output folder packed as $OUT/TAG.tar.xz.
@@ -171,6 +174,10 @@ dynamic_shared_memory_type = mmap"
     grep -E "^bench: (settling|gpuext_calibrate)" "$OUT/cm-bench.log" | cut -c1-600
     sed -n '/^cost model decisions/,$p' "$OUT/cm-bench.log" | head -70
     tar -C /tmp -cJf "$OUT/cm.tar.xz" bench-cm
+    if [ -n "${SWEEP:-}" ] && [ "$(elapsed)" -lt 560 ]; then
+      # shellcheck disable=SC2086 (SWEEP is a list of arguments)
+      timeout $((585 - $(elapsed))) python3 test/bench/sweep.py $SWEEP 2>&1 | tee "$OUT/sweep.log"
+    fi
     for i in $(seq "${REPEAT_CAL:-0}"); do
       [ "$(elapsed)" -lt 540 ] || break
       "$(pg_config --bindir)/psql" -X -h /tmp/gpuext-bench -p "${BENCH_PORT:-5497}" -U postgres bench -Atc \
