@@ -1027,6 +1027,45 @@ least_of(const double *v, int n)
  */
 #define HOST_ROWS_ROUNDS 3
 
+typedef struct HostRowsRounds
+{
+	int			n;
+	double		tuple_us[HOST_ROWS_ROUNDS];
+	double		row_page_us[HOST_ROWS_ROUNDS];
+} HostRowsRounds;
+
+/*
+ * One round of the returned rows' work (measure_host_rows), GpuScans on
+ * the GPU (wall time: the host's waits are part of it) or on the CPU
+ * engine (this process's CPU time), whatever the settings around it,
+ * which it leaves as they were.  The rounds go at the start, the middle
+ * and the end of the calibration: a slow phase of the machine holds two
+ * rounds run back to back.
+ */
+static void
+measure_host_rows_round(HostRowsRounds *r, const char *frozen, Oid frozen_oid, int rows,
+						double unit_us, bool gpu)
+{
+	static const char *const names[] = {"gpuext.enabled", "gpuext.enable_gpuagg",
+	"gpuext.force_offload", "gpuext.device"};
+	const char *const values[] = {"on", "off", "on", gpu ? "gpu" : "cpu"};
+	char	   *saved[lengthof(names)];
+	bool		was_on_cpu = time_on_cpu;
+
+	Assert(r->n < HOST_ROWS_ROUNDS);
+	for (int i = 0; i < lengthof(names); i++)
+	{
+		saved[i] = pstrdup(GetConfigOption(names[i], false, false));
+		gx_set_local(names[i], values[i]);
+	}
+	time_on_cpu = !gpu;
+	measure_host_rows(frozen, frozen_oid, rows, unit_us, &r->tuple_us[r->n], &r->row_page_us[r->n]);
+	r->n++;
+	time_on_cpu = was_on_cpu;
+	for (int i = 0; i < lengthof(names); i++)
+		gx_set_local(names[i], saved[i]);
+}
+
 static void
 remeasure_stock_rates(Measured *m, int cost_unit, int host_page, const char *narrow,
 					  const char *frozen, Oid frozen_oid)
@@ -1233,8 +1272,8 @@ gpuext_calibrate(PG_FUNCTION_ARGS)
 	int			stock_charges;
 	StockChargeRounds stock_rounds = {0};
 	int			host_page;
-	int			host_rows;
-	bool		rows_on_cpu;
+	HostRowsRounds rows_rounds = {0};
+	bool		has_gpu;
 	char	   *narrow;
 	Oid			narrow_oid;
 	int			narrow_rows;
@@ -1322,6 +1361,8 @@ gpuext_calibrate(PG_FUNCTION_ARGS)
 	stock_charges = n;
 	for (int k = 0; k < STOCK_CHARGES; k++)
 		m[n++] = (Measured) {stock_charge_names[k], 0, "us"};
+	has_gpu = gx_service_has_gpu(&why);
+	measure_host_rows_round(&rows_rounds, frozen, frozen_oid, frozen_rows, m[cost_unit].value, has_gpu);
 	time_on_cpu = false;		/* workers, and a pipe's reader */
 	m[n++] = (Measured) {"parallel_page_share", measure_parallel_page_share(frozen), "ratio"};
 	measure_parallel_launch(tiny, &launch_start, &launch_interval);
@@ -1366,25 +1407,13 @@ gpuext_calibrate(PG_FUNCTION_ARGS)
 		m[n++] = (Measured) {"cpu_engine_setup_us", scan_us, "us"};
 		m[n++] = (Measured) {"cpu_engine_agg_setup_us", agg_us, "us"};
 	}
-	if (gx_service_has_gpu(&why))
+	if (has_gpu)
 	{
 		gx_set_local("gpuext.device", "gpu");
 		time_on_cpu = false;	/* waits for the GPU service from here on */
 		measure_setups(tiny, m[cost_unit].value, &gpu_scan_e2e_us, &gpu_agg_e2e_us);
 	}
-	gx_set_local("gpuext.enable_gpuagg", "off");
-	gx_set_local("gpuext.force_offload", "on");
-	{
-		double		tuple_us;
-		double		row_page_us;
-
-		rows_on_cpu = time_on_cpu;	/* CPU time on the CPU engine, wall time on the GPU */
-		measure_host_rows(frozen, frozen_oid, frozen_rows, m[cost_unit].value, &tuple_us, &row_page_us);
-		host_rows = n;
-		m[n++] = (Measured) {"host_tuple_us", tuple_us, "us"};
-		m[n++] = (Measured) {"host_row_page_us", row_page_us, "us"};
-	}
-	gx_set_local("gpuext.enable_gpuagg", "on");
+	measure_host_rows_round(&rows_rounds, frozen, frozen_oid, frozen_rows, m[cost_unit].value, has_gpu);
 	m[n++] = (Measured) {"host_group_us", measure_host_group(scratch, m[cost_unit].value), "us"};
 
 	/* the third round of the stock rates, then of the returned rows' work */
@@ -1394,21 +1423,9 @@ gpuext_calibrate(PG_FUNCTION_ARGS)
 	measure_stock_charges(&stock_rounds, scratch, tiny, wide, m[cost_unit].value);
 	for (int k = 0; k < STOCK_CHARGES; k++)
 		m[stock_charges + k].value = least_of(stock_rounds.us[k], STOCK_CHARGE_ROUNDS);
-	gx_set_local("gpuext.enabled", "on");
-	gx_set_local("gpuext.enable_gpuagg", "off");
-	time_on_cpu = rows_on_cpu;	/* timed as the first round was */
-	{
-		double		tuple_us[HOST_ROWS_ROUNDS];
-		double		row_page_us[HOST_ROWS_ROUNDS];
-
-		tuple_us[0] = m[host_rows].value;
-		row_page_us[0] = m[host_rows + 1].value;
-		for (int r = 1; r < HOST_ROWS_ROUNDS; r++)
-			measure_host_rows(frozen, frozen_oid, frozen_rows, m[cost_unit].value,
-							  &tuple_us[r], &row_page_us[r]);
-		m[host_rows].value = least_of(tuple_us, HOST_ROWS_ROUNDS);
-		m[host_rows + 1].value = least_of(row_page_us, HOST_ROWS_ROUNDS);
-	}
+	measure_host_rows_round(&rows_rounds, frozen, frozen_oid, frozen_rows, m[cost_unit].value, has_gpu);
+	m[n++] = (Measured) {"host_tuple_us", least_of(rows_rounds.tuple_us, HOST_ROWS_ROUNDS), "us"};
+	m[n++] = (Measured) {"host_row_page_us", least_of(rows_rounds.row_page_us, HOST_ROWS_ROUNDS), "us"};
 	AtEOXact_GUC(true, guc_level);
 	time_on_cpu = false;
 
