@@ -1356,7 +1356,7 @@ gpuext_calibrate(PG_FUNCTION_ARGS)
 	m[n++] = (Measured) {"host_visibility_us",
 		measure_host_visibility(scratch_oid, frozen_oid, &slow_page_us), "us"};
 	m[n++] = (Measured) {"stock_group_us", measure_stock_group(scratch, m[cost_unit].value), "us"};
-	/* (the stock per-row charges: the median of three rounds, set at the end) */
+	/* (the stock per-row charges: the least of three rounds, set at the end) */
 	measure_stock_charges(&stock_rounds, scratch, tiny, wide, m[cost_unit].value);
 	stock_charges = n;
 	for (int k = 0; k < STOCK_CHARGES; k++)

@@ -126,10 +126,15 @@ def paired_ratio(a, b):
     0.34 ms bitmap scan, one plan in two configurations, by its runs'
     lower quartiles 0.39 against 0.34, session 15); the ratio within a
     round cancels the phase.  None without runs."""
-    n = min(len(a.times), len(b.times))
+    return paired_ratio_of_runs(a.times, b.times)
+
+
+def paired_ratio_of_runs(a, b):
+    """paired_ratio of two lists of runs, their i-th runs of one round."""
+    n = min(len(a), len(b))
     if n == 0:
         return None
-    return statistics.median(a.times[i] / b.times[i] for i in range(n))
+    return statistics.median(a[i] / b[i] for i in range(n))
 
 
 def _case_ok(c):

@@ -1,8 +1,8 @@
 """Judge a finished run's decision report again, from its results.json, by
 each statistic of the timed runs (the best run, the median, the lower
-quartile) and by the configurations' paired ratios, and count the pairs of configurations that ran the very same
-plan yet whose times differ by more than 10 %: how much of a statistic's
-verdict is the machine's noise.
+quartile) and by the configurations' paired ratios, and count the pairs
+of configurations that ran the very same plan yet whose times differ by
+more than 10 %: how much of a statistic's verdict is the machine's noise.
 
     python3 test/bench/rejudge.py OUT/results.json [...]
 """

@@ -121,6 +121,7 @@ def main():
     before = predict(cases_by_q, queries, plans(a.conninfo, run, queries, []), a.stat)
     after = predict(cases_by_q, queries, plans(a.conninfo, run, queries, a.changes), a.stat)
     print("%s (%d queries), judged by the %s of the run's times" % (a.results, len(queries), a.stat))
+    shown = "p25" if a.stat == decisions.PAIRED else a.stat   # the time printed for a changed plan
     for q in queries:
         ran = cases_by_q[q.name]["gx_auto"]
         (b, b_how), (c, c_how) = before[q.name], after[q.name]
@@ -129,8 +130,8 @@ def main():
         if (side(b), without_workers(b.shape)) != (side(c), without_workers(c.shape)):
             print("  %-17s %s %s -> %s %s (%s ms from %s -> %s ms from %s)" % (
                 q.name, side(b), without_workers(b.shape), side(c), without_workers(c.shape),
-                "%.3g" % b.stat(a.stat if a.stat != decisions.PAIRED else "p25") if b.times else "-", b_how,
-                "%.3g" % c.stat(a.stat if a.stat != decisions.PAIRED else "p25") if c.times else "-", c_how))
+                "%.3g" % b.stat(shown) if b.times else "-", b_how,
+                "%.3g" % c.stat(shown) if c.times else "-", c_how))
     print("  as planned here:  " + verdict(figures(cases_by_q, queries, before, a.stat)))
     if a.changes:
         print("  with %s: %s" % ("; ".join(a.changes), verdict(figures(cases_by_q, queries, after, a.stat))))

@@ -26,6 +26,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, ".."))
 import bench  # noqa: E402
+import decisions  # noqa: E402
 import pq  # noqa: E402
 
 BATCH_MS = 20.0
@@ -100,7 +101,7 @@ def main():
             print("%s: %s swept (%s), %d rounds, %.0f s" % (qname, name, ", ".join(a.set) or "no other settings",
                                                             a.rounds, time.time() - t0))
             for v in values:
-                ratio = statistics.median(x / y for x, y in zip(runs[v], base))
+                ratio = decisions.paired_ratio_of_runs(runs[v], base)
                 print("  %s = %-6s workers %-12s median %9.3f ms  paired to %s: %.3f" % (
                     name, v, ",".join(map(str, plans[v])) or "-", statistics.median(runs[v]), values[0], ratio))
             sys.stdout.flush()
