@@ -27,7 +27,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(1, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # test/: pq
 import datagen  # noqa: E402
 import decisions  # noqa: E402
-from pq import Conn, PGError  # noqa: E402
+from pq import Conn, PGError, keep_freed_memory  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DEFAULT_SETS = ["virginian", "scan", "tpch", "groupby"]
@@ -64,7 +64,7 @@ def log(msg):
 STAT = "median"     # what Case.value() reports: median | p25 | best (set by decide_measurement)
 
 
-def decide_measurement(opts, queries):
+def decide_measurement(opts, queries, configs):
     """Fill in the measurement options left unset: with a decision report
     (costmodel), where a 10 % margin is judged on queries of a millisecond,
     the configurations of a query are timed interleaved, with at least
@@ -90,7 +90,12 @@ def decide_measurement(opts, queries):
     by lower quartiles, 8 by paired ratios; more than 5 %: 56 and 34; and
     none of the pairs where auto ran slower than the forced configuration
     stayed above 5 % by paired ratio (lower quartiles: up to 16 %).
-    The report gives the judged figures by all four."""
+    The report gives the judged figures by all four.
+    The three configurations a decision compares (decisions.compared_configs)
+    get at least BENCH_MIN_JUDGED_RUNS = 11 runs (within BENCH_MAX_CASE_S):
+    a second of runs is three or four of a 250 ms query, whose paired
+    ratio then rests on as many rounds (cm_rows_virg on the H200, session
+    18: six rounds, ratios 0.86-1.30, judged 1.17)."""
     global STAT
     judged = any(q.decisions for q in queries)
     if opts.interleave is None:
@@ -109,6 +114,9 @@ def decide_measurement(opts, queries):
         opts.one_session = opts.interleave
     opts.min_case_ms = float(opts.min_case_ms if opts.min_case_ms is not None else (1000 if judged else 0))
     opts.batch_ms = float(opts.batch_ms if opts.batch_ms is not None else (20 if judged else 0))
+    opts.min_judged_runs = int(opts.min_judged_runs if opts.min_judged_runs is not None else (11 if judged else 0))
+    names = [c.name for c in configs]
+    opts.judged_configs = {n for n in decisions.compared_configs(names) if n in names} if judged else set()
     STAT = opts.stat
 
 
@@ -120,12 +128,17 @@ def measurement_text(opts):
     if opts.min_case_ms > 0:
         t += " (more for short queries: %.0f ms of timed runs a case, at most %d runs)" % (
             opts.min_case_ms, opts.max_reps)
+    if opts.min_judged_runs > 0:
+        t += "; at least %d runs of the configurations a decision compares (%s)" % (
+            opts.min_judged_runs, ", ".join(sorted(opts.judged_configs)))
     if opts.batch_ms > 0:
         t += "; a run of a query under %.0f ms: the mean of that many ms of executions back to back (at most %d)" % (
             opts.batch_ms, MAX_BATCH)
     t += ", configurations %s" % ("interleaved run by run" if opts.interleave else "one after the other")
     if opts.interleave and opts.one_session:
         t += " in one session (its settings switched between runs)"
+    if opts.client_memory_kept:
+        t += "; the client keeps the memory it frees (no page faults per result)"
     return t
 
 
@@ -140,6 +153,7 @@ class Options:
         self.scale = float(env("BENCH_SCALE", "0.3"))
         self.scale_name = env("BENCH_SCALE_NAME", str(self.scale))
         self.seed = int(env("BENCH_SEED", "1"))
+        self.client_memory_kept = False     # set by main_run (pq.keep_freed_memory)
         self.queries = [t for t in re.split(r"[,\s]+", env("BENCH_QUERIES", ",".join(DEFAULT_SETS))) if t]
         self.reps = max(1, int(env("BENCH_REPS", "3")))
         self.out = os.path.abspath(env("BENCH_OUT", "bench-out"))
@@ -157,6 +171,8 @@ class Options:
         self.decision_stat = env("BENCH_DECISION_STAT")   # paired | median | p25 | best
         self.min_case_ms = env("BENCH_MIN_CASE_MS")       # timed ms a case aims at
         self.max_reps = int(env("BENCH_MAX_REPS", "100"))
+        self.min_judged_runs = env("BENCH_MIN_JUDGED_RUNS")  # runs of a decision's compared cases
+        self.judged_configs = set()     # their names (decide_measurement)
         self.batch_ms = env("BENCH_BATCH_MS")             # a timed run's least length
         self.one_session = flag_env("BENCH_ONE_SESSION")  # interleaved configurations share a backend
         self.timeout_s = int(env("BENCH_STATEMENT_TIMEOUT", "900"))
@@ -832,6 +848,8 @@ def reps_wanted(opts, case):
         est *= batch_size(opts, case)
     if est and opts.min_case_ms > 0:
         reps = max(reps, min(opts.max_reps, int(math.ceil(opts.min_case_ms / max(est, 0.001)))))
+    if case.q.decisions and case.cfg.name in opts.judged_configs:
+        reps = max(reps, opts.min_judged_runs)
     if case.exec_ms and case.exec_ms / 1000.0 * reps > opts.max_case_s:
         reps = max(1, int(opts.max_case_s // (case.exec_ms / 1000.0)))
     return reps
@@ -1463,6 +1481,7 @@ def main_estimate(opts):
 
 def main_run(opts):
     os.makedirs(opts.out, exist_ok=True)
+    opts.client_memory_kept = keep_freed_memory()
     phases = Phases(env("BENCH_PHASES_FILE"))
     queries = select_queries(opts)
     specs = datagen.tables(opts.scale, opts.seed, opts.scan_rows)
@@ -1513,7 +1532,7 @@ def main_run(opts):
         elif gpu_cfgs:
             configs = [c for c in configs if not c.gpu]
             log("bench: no GPU (%s): skipping %s" % (no_gpu, ", ".join(c.name for c in gpu_cfgs)))
-    decide_measurement(opts, queries)
+    decide_measurement(opts, queries, configs)
     log("bench: %d queries x %d configurations (%s); times: %s" % (
         len(queries), len(configs), ", ".join(c.name for c in configs), measurement_text(opts)))
 

@@ -137,6 +137,12 @@ def paired_ratio_of_runs(a, b):
     return statistics.median(a[i] / b[i] for i in range(n))
 
 
+def compared_configs(names):
+    """The names of the configurations a decision compares, given those
+    run: forced CPU (pg_parallel, else pg_serial), forced GPU and auto."""
+    return ("pg_parallel" if "pg_parallel" in names else "pg_serial", "gx_gpu", "gx_auto")
+
+
 def _case_ok(c):
     return c is not None and c.status == "ok" and c.value() is not None
 
@@ -166,8 +172,8 @@ def report(queries, cases_by_q, gpu, stat=None):
     rows = []
     for q in qs:
         cs = cases_by_q[q.name]
-        cpu_cfg = "pg_parallel" if "pg_parallel" in cs else "pg_serial"
-        cpu_c, gpu_c, auto_c = cs.get(cpu_cfg), cs.get("gx_gpu"), cs.get("gx_auto")
+        cpu_cfg, gpu_cfg, auto_cfg = compared_configs(cs)
+        cpu_c, gpu_c, auto_c = cs.get(cpu_cfg), cs.get(gpu_cfg), cs.get(auto_cfg)
         r = {"set": q.set, "query": q.name, "rows": None, "cpu_config": cpu_cfg,
              "pg_serial_ms": val(cs["pg_serial"]) if _case_ok(cs.get("pg_serial")) else None,
              "cpu_ms": val(cpu_c) if _case_ok(cpu_c) else None,

@@ -120,6 +120,7 @@ def main():
     todo = [(q, query_sql(q)) for q in a.query] + (file_queries(a.file) if a.file else [])
     if not todo:
         raise SystemExit("sweep: no queries (--query or --file)")
+    pq.keep_freed_memory()
     with pq.Conn(a.conninfo) as conn:
         for s in a.set:
             k, _, v = s.partition("=")
