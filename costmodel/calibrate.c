@@ -1038,8 +1038,8 @@ least_of(const double *v, int n)
  * stock queries, timed best of many runs over minutes, ran at 4.0 to 4.5
  * us a unit on three instances.  Every rate of the host's work takes the
  * least of its rounds, the machine at its fast pace: the cost unit, the
- * host page, the returned rows' work here and the stock per-row charges
- * (STOCK_CHARGE_ROUNDS).  Until session 16 the returned rows' work, a
+ * host page, the returned rows' work here, the stock per-row charges
+ * (STOCK_CHARGE_ROUNDS) and client_row_us (CLIENT_ROW_ROUNDS).  Until session 16 the returned rows' work, a
  * difference of two timings, took the median of its rounds: two rounds of
  * three in a slow phase gave a calibration of the H100 0.121 us a row
  * where the one a few minutes before gave 0.069, against a cost unit (the
