@@ -32,6 +32,7 @@
 #include "miscadmin.h"
 #include "mb/pg_wchar.h"
 #include "nodes/nodeFuncs.h"
+#include "optimizer/optimizer.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/date.h"
@@ -1013,6 +1014,81 @@ gen_qual(GxCodegen *cg, Expr *qual)
 	return true;
 }
 
+/*
+ * Can this function raise an error (or leak through one)?  Leakproof
+ * functions cannot; nor can numeric's comparisons, which PostgreSQL does
+ * not mark leakproof but which compare any two values without error.
+ */
+static bool
+leaky_function_checker(Oid funcid, void *context)
+{
+	switch (funcid)
+	{
+		case F_NUMERIC_EQ:
+		case F_NUMERIC_NE:
+		case F_NUMERIC_LT:
+		case F_NUMERIC_LE:
+		case F_NUMERIC_GT:
+		case F_NUMERIC_GE:
+			return false;
+		default:
+			return !get_func_leakproof(funcid);
+	}
+}
+
+/*
+ * Could evaluating this expression raise an error?  Only node types that
+ * call nothing but the functions check_functions_in_node sees, and those
+ * functions leakproof, are known not to (as contain_leaked_vars, but for
+ * Params and constants too).
+ */
+static bool
+may_fail_walker(Node *node, void *context)
+{
+	if (node == NULL)
+		return false;
+	switch (nodeTag(node))
+	{
+		case T_Var:
+		case T_Const:
+		case T_Param:
+		case T_BoolExpr:
+		case T_RelabelType:
+		case T_CollateExpr:
+		case T_CaseExpr:
+		case T_CaseTestExpr:
+		case T_CoalesceExpr:
+		case T_NullTest:
+		case T_BooleanTest:
+		case T_List:
+			break;
+		case T_FuncExpr:
+		case T_OpExpr:
+		case T_DistinctExpr:
+		case T_NullIfExpr:
+		case T_ScalarArrayOpExpr:
+			if (check_functions_in_node(node, leaky_function_checker, NULL))
+				return true;
+			break;
+		default:
+			return true;
+	}
+	return expression_tree_walker(node, may_fail_walker, context);
+}
+
+/*
+ * May this qual be evaluated after quals that PostgreSQL evaluates after
+ * it, or not at all for a row they reject?  Only when it can neither raise
+ * an error nor have a side effect (leakproof functions, nothing volatile):
+ * skipping it cannot hide an error PostgreSQL would raise.
+ */
+bool
+gx_qual_is_deferrable(Expr *qual)
+{
+	return !contain_volatile_functions((Node *) qual) &&
+		!may_fail_walker((Node *) qual, NULL);
+}
+
 bool
 gx_qual_is_device_executable(Expr *expr, Index varno, TupleDesc tupdesc, const char **why)
 {
@@ -1082,6 +1158,7 @@ gx_build_qual_program(List *quals, Index varno, TupleDesc tupdesc,
 {
 	GxCodegen	cg;
 	ListCell   *lc;
+	bool		in_order = true;
 
 	*device_quals = NIL;
 	*host_quals = NIL;
@@ -1094,8 +1171,13 @@ gx_build_qual_program(List *quals, Index varno, TupleDesc tupdesc,
 		Expr	   *qual = lfirst(lc);
 		GxCodegen	saved = cg;
 
-		/* each qual either compiles whole or is rolled back to the host */
-		if (gen_qual(&cg, qual) && attrs_walkable(&cg) && cg.why == NULL)
+		/*
+		 * Each qual either compiles whole or is rolled back to the host.  The
+		 * device runs before the host quals: a qual after a host qual that
+		 * could fail stays on the host too, so that PostgreSQL's order
+		 * decides which error a row raises.
+		 */
+		if (in_order && gen_qual(&cg, qual) && attrs_walkable(&cg) && cg.why == NULL)
 		{
 			*device_quals = lappend(*device_quals, qual);
 			cg.next_reg = 0;	/* temporaries die with their qual */
@@ -1114,6 +1196,8 @@ gx_build_qual_program(List *quals, Index varno, TupleDesc tupdesc,
 		cg.next_att_reg = saved.next_att_reg;
 		cg.why = NULL;
 		*host_quals = lappend(*host_quals, qual);
+		if (!gx_qual_is_deferrable(qual))
+			in_order = false;
 	}
 	/* with no qual left the program passes every visible row */
 	emit(&cg, GX_OP_END, 0, 0, 0, 0, 0, 0);

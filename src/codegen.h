@@ -23,11 +23,19 @@ extern bool gx_qual_is_device_executable(Expr *expr, Index varno, TupleDesc tupd
 										 const char **why);
 
 /*
- * Build the device program of a list of quals (implicit AND) at executor
- * start: Params are evaluated in 'econtext' through 'parent'.  A qual that
- * cannot be built now (a Param value the device cannot hold) goes to
- * *host_quals instead; *device_quals gets the ones in the program (with
- * none, the program passes every visible row).
+ * Can this qual neither raise an error nor have a side effect, so that
+ * evaluating it after quals PostgreSQL evaluates later (or not at all for
+ * rows they reject) changes nothing a query shows?
+ */
+extern bool gx_qual_is_deferrable(Expr *qual);
+
+/*
+ * Build the device program of a list of quals (implicit AND, in
+ * PostgreSQL's order) at executor start: Params are evaluated in 'econtext'
+ * through 'parent'.  A qual that cannot be built now (a Param value the
+ * device cannot hold) goes to *host_quals instead, and so does every qual
+ * after it unless it is deferrable; *device_quals gets the ones in the
+ * program (with none, the program passes every visible row).
  */
 extern GxProgram *gx_build_qual_program(List *quals, Index varno, TupleDesc tupdesc,
 										PlanState *parent, ExprContext *econtext,

@@ -544,6 +544,7 @@ classify_clauses(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
 				 List **filters)
 {
 	List	   *inner_exprs = inner_path->pathtarget->exprs;
+	List	   *depth_filters = NIL;
 	ListCell   *lc;
 
 	foreach(lc, restrictlist)
@@ -613,11 +614,17 @@ classify_clauses(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
 		{
 			if (contain_volatile_functions((Node *) ri->clause))
 				return false;
-			*filters = lappend(*filters, ri);
+			depth_filters = lappend(depth_filters, ri);
 		}
 		else
 			return false;
 	}
+
+	/*
+	 * After the filters of the depths before, in the order PostgreSQL's
+	 * hash join evaluates its join clauses
+	 */
+	*filters = list_concat(*filters, gx_order_qual_clauses(root, depth_filters));
 	return di->outer_keys != NIL;
 }
 
@@ -770,7 +777,8 @@ make_gpujoin_path(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
 			return NULL;
 		if (contain_subplans((Node *) extract_actual_clauses(host_quals, false)))
 			return NULL;
-		gp->fact_quals = fact->baserestrictinfo;
+		/* in PostgreSQL's order: the node's host quals and rechecks use it */
+		gp->fact_quals = gx_order_qual_clauses(root, fact->baserestrictinfo);
 		gp->device_quals = device_quals;
 	}
 	di = &gp->depths[gp->ndepths];

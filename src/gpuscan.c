@@ -143,6 +143,76 @@ relation_is_scannable(RelOptInfo *rel, RangeTblEntry *rte)
 	return true;
 }
 
+/*
+ * The order in which PostgreSQL's executor evaluates a list of quals:
+ * that of order_qual_clauses (createplan.c, not exported), which the plan
+ * of a scan or a join's filter gets.  By security level (a leakproof qual
+ * cheaper than ten operators counting as level 0), then by per-row cost,
+ * quals that tie keeping their order (an insertion sort, as there).
+ */
+List *
+gx_order_qual_clauses(PlannerInfo *root, List *clauses)
+{
+	typedef struct QualItem
+	{
+		Node	   *clause;
+		Cost		cost;
+		Index		security_level;
+	} QualItem;
+	int			nitems = list_length(clauses);
+	QualItem   *items;
+	List	   *result = NIL;
+	ListCell   *lc;
+	int			i;
+
+	if (nitems <= 1)
+		return list_copy(clauses);
+	items = palloc(nitems * sizeof(QualItem));
+	i = 0;
+	foreach(lc, clauses)
+	{
+		Node	   *clause = (Node *) lfirst(lc);
+		QualCost	qcost;
+
+		cost_qual_eval_node(&qcost, clause, root);
+		items[i].clause = clause;
+		items[i].cost = qcost.per_tuple;
+		if (IsA(clause, RestrictInfo))
+		{
+			RestrictInfo *rinfo = (RestrictInfo *) clause;
+
+			if (rinfo->leakproof && items[i].cost < 10 * cpu_operator_cost)
+				items[i].security_level = 0;
+			else
+				items[i].security_level = rinfo->security_level;
+		}
+		else
+			items[i].security_level = 0;
+		i++;
+	}
+	for (i = 1; i < nitems; i++)
+	{
+		QualItem	newitem = items[i];
+		int			j;
+
+		for (j = i; j > 0; j--)
+		{
+			QualItem   *olditem = &items[j - 1];
+
+			if (newitem.security_level > olditem->security_level ||
+				(newitem.security_level == olditem->security_level &&
+				 newitem.cost >= olditem->cost))
+				break;
+			items[j] = *olditem;
+		}
+		items[j] = newitem;
+	}
+	for (i = 0; i < nitems; i++)
+		result = lappend(result, items[i].clause);
+	pfree(items);
+	return result;
+}
+
 bool
 gx_split_scan_quals(PlannerInfo *root, RelOptInfo *rel, RangeTblEntry *rte,
 					List *clauses, List **device_quals, List **host_quals)
@@ -152,6 +222,7 @@ gx_split_scan_quals(PlannerInfo *root, RelOptInfo *rel, RangeTblEntry *rte,
 	ListCell   *lc;
 	bool		ok = true;
 	bool		secure = false;
+	bool		in_order = true;
 
 	*device_quals = NIL;
 	*host_quals = NIL;
@@ -163,18 +234,30 @@ gx_split_scan_quals(PlannerInfo *root, RelOptInfo *rel, RangeTblEntry *rte,
 		return false;
 	}
 	tupdesc = RelationGetDescr(relation);
-	foreach(lc, clauses)
+	foreach(lc, gx_order_qual_clauses(root, clauses))
 	{
 		RestrictInfo *ri = lfirst_node(RestrictInfo, lc);
 		const char *why;
 
 		if (ri->security_level > 0)
 			secure = true;
-		if (!ri->pseudoconstant &&
+		if (in_order && !ri->pseudoconstant &&
 			gx_qual_is_device_executable(ri->clause, rel->relid, tupdesc, &why))
 			*device_quals = lappend(*device_quals, ri);
 		else
+		{
 			*host_quals = lappend(*host_quals, ri);
+
+			/*
+			 * The device runs before the host quals: a qual that PostgreSQL
+			 * evaluates after a host qual that could fail (an error, a side
+			 * effect) stays on the host, so that a row raises the error
+			 * PostgreSQL's order gives it.  (Pseudoconstant quals run once,
+			 * before the scan.)
+			 */
+			if (!ri->pseudoconstant && !gx_qual_is_deferrable(ri->clause))
+				in_order = false;
+		}
 	}
 	table_close(relation, NoLock);
 
