@@ -111,7 +111,10 @@ SHOW gpuext.gpu_memory_limit;
 SELECT setting, unit FROM pg_settings WHERE name = 'gpuext.gpu_memory_limit';
 SET gpuext.gpu_memory_limit = 0;
 SHOW gpuext.gpu_memory_limit;
+-- -1: a share of the GPU's memory (the default); below that, nothing
 SET gpuext.gpu_memory_limit = -1;
+SHOW gpuext.gpu_memory_limit;
+SET gpuext.gpu_memory_limit = -2;
 SET gpuext.gpu_memory_limit = '1 parsec';
 SET gpuext.gpu_memory_limit = '1ms';
 -- beyond the integer range

@@ -25,6 +25,8 @@
 #include "storage/proc.h"
 #include "utils/memutils.h"
 
+#include "quota.h"
+
 /* every request this backend holds, in TopMemoryContext */
 static dlist_head my_requests = DLIST_STATIC_INIT(my_requests);
 
@@ -42,6 +44,7 @@ typedef struct GxOwnedTask
 	uint32		task_id;
 	ResourceOwner owner;
 	uint32		generation;		/* the service's, for session tasks */
+	uint64		reserved;		/* its share of the device copy quota */
 	dlist_node	node;
 } GxOwnedTask;
 
@@ -168,7 +171,9 @@ gx_request_submit(GxRequest *req, int kind)
 	/* (no_dsm is the backend's own) */
 	s->fault = gpuext_debug_inject_fault == GX_FAULT_NO_DSM ? GX_FAULT_NONE :
 		gpuext_debug_inject_fault;
-	s->mem_limit = (uint64) gpuext_gpu_memory_limit_mb * 1024 * 1024;
+	s->mem_limit = gx_gpu_memory_limit_bytes();
+	s->dbid = MyDatabaseId;
+	s->task_quota = gpuext_max_tasks_per_database;
 	s->arena_off = req->arena_off;
 	s->arena_len = req->arena_len;
 	s->status = GX_OK;
@@ -645,6 +650,16 @@ gx_mirror_task_create(int load_kind, int add_kind, const void *mirror, uint64 by
 	return id;
 }
 
+/* Drop this backend's record of a task, giving back its device copy quota. */
+static void
+forget_owned_task(GxOwnedTask *t)
+{
+	if (t->reserved > 0)
+		gx_device_copy_release(t->reserved);
+	dlist_delete(&t->node);
+	pfree(t);
+}
+
 /* This backend's record of a task, or NULL */
 static GxOwnedTask *
 owned_task(uint32 task_id)
@@ -676,17 +691,23 @@ service_generation(void)
 /*
  * Keep a task this backend created beyond its resource owner: until
  * gx_task_destroy, an aborted transaction, or the backend's exit (for a
- * gpuext_ptree mirror used by one query after another).
+ * gpuext_ptree mirror used by one query after another).  'reserved' bytes
+ * of the device copy quota (gx_device_copy_reserve) go with it, and are
+ * given back when the task is freed or forgotten.
  */
 void
-gx_task_keep_for_session(uint32 task_id)
+gx_task_keep_for_session(uint32 task_id, uint64 reserved)
 {
 	GxOwnedTask *t = owned_task(task_id);
 
 	if (t == NULL)
+	{
+		gx_device_copy_release(reserved);
 		elog(ERROR, "gpuext: task %u is not this backend's", task_id);
+	}
 	t->owner = NULL;
 	t->generation = service_generation();
+	t->reserved = reserved;
 }
 
 /*
@@ -703,8 +724,7 @@ gx_session_task_valid(uint32 task_id)
 		return false;
 	if (t->generation != service_generation())
 	{
-		dlist_delete(&t->node);
-		pfree(t);
+		forget_owned_task(t);
 		return false;
 	}
 	return true;
@@ -728,8 +748,7 @@ release_session_tasks(void)
 			continue;
 		if (t->generation == gen)
 			destroy_task_request(t->task_id, true);
-		dlist_delete(&t->node);
-		pfree(t);
+		forget_owned_task(t);
 	}
 }
 
@@ -769,10 +788,7 @@ gx_task_destroy(uint32 task_id)
 		GxOwnedTask *t = dlist_container(GxOwnedTask, node, iter.cur);
 
 		if (t->task_id == task_id)
-		{
-			dlist_delete(&t->node);
-			pfree(t);
-		}
+			forget_owned_task(t);
 	}
 }
 
@@ -858,8 +874,7 @@ release_requests(ResourceReleasePhase phase, bool isCommit, bool isTopLevel, voi
 		if (t->owner != CurrentResourceOwner)
 			continue;
 		destroy_task_request(t->task_id, true);
-		dlist_delete(&t->node);
-		pfree(t);
+		forget_owned_task(t);
 	}
 	if (!isCommit && isTopLevel && CurrentResourceOwner == TopTransactionResourceOwner)
 		release_session_tasks();

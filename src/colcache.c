@@ -47,6 +47,7 @@
 #include "catalog/pg_inherits.h"
 #include "catalog/pg_trigger.h"
 #include "catalog/pg_type.h"
+#include "commands/dbcommands.h"
 #include "commands/trigger.h"
 #include "executor/spi.h"
 #include "fmgr.h"
@@ -74,6 +75,7 @@
 #include "codegen.h"
 #include "colcache.h"
 #include "cost.h"
+#include "quota.h"
 
 #define CC_MAX_RELS			64
 #define CC_STMT_TRIGGER		"gpuext_cache_stmt"
@@ -339,6 +341,53 @@ forget_dropped(void)
 			if (cc_shared->entries[i].used && cc_shared->entries[i].generation == gens[g])
 				free_entry(&cc_shared->entries[i]);
 	LWLockRelease(cc_shared->lock);
+}
+
+/*
+ * Would a cache of 'size' bytes for relid (replacing its own, if it has
+ * one) take this database past its share of the registry,
+ * gpuext.max_caches_per_database caches and gpuext.cache_memory_per_database
+ * bytes?  The registry lock is held (dbname: this database's, read before).  Returns false, with the message in
+ * msg (of msglen bytes), when it would.
+ */
+static bool
+within_database_share(Relation rel, const char *dbname, uint64 size, char *msg, int msglen)
+{
+	int			count = 0;
+	uint64		bytes = 0;
+	bool		replaces = false;
+
+	for (int i = 0; i < CC_MAX_RELS; i++)
+	{
+		CcEntry    *o = &cc_shared->entries[i];
+
+		if (!o->used || o->dbid != MyDatabaseId)
+			continue;
+		if (o->relid == RelationGetRelid(rel))
+			replaces = true;
+		else
+		{
+			count++;
+			bytes += o->bytes;
+		}
+	}
+	if (!replaces && count >= gpuext_max_caches_per_database)
+	{
+		snprintf(msg, msglen,
+				 "database \"%s\" has %d gpuext column caches, gpuext.max_caches_per_database allows %d",
+				 dbname, count, gpuext_max_caches_per_database);
+		return false;
+	}
+	if (bytes + size > (uint64) gpuext_cache_memory_per_database_mb * 1024 * 1024)
+	{
+		snprintf(msg, msglen,
+				 "gpuext column cache of \"%s\" needs %llu kB, and %llu kB of gpuext.cache_memory_per_database (%d MB) are used in database \"%s\"",
+				 RelationGetRelationName(rel), (unsigned long long) (size / 1024),
+				 (unsigned long long) (bytes / 1024), gpuext_cache_memory_per_database_mb,
+				 dbname);
+		return false;
+	}
+	return true;
 }
 
 /* The caches need the registry, which exists only when preloaded. */
@@ -963,6 +1012,9 @@ gpuext_cache_enable(PG_FUNCTION_ARGS)
 	uint64		used = 0;
 	GxColCache	header;
 	dsm_segment *seg;
+	bool		share_ok;
+	char		share_msg[512];
+	char	   *dbname;
 
 	if (PG_ARGISNULL(0))
 		ereport(ERROR,
@@ -1016,7 +1068,11 @@ gpuext_cache_enable(PG_FUNCTION_ARGS)
 	build_scan(&b, rel, nblocks);
 	size = image_layout(&b, nblocks, &header);
 
-	/* within gpuext.cache_memory_limit, counting every other cache */
+	/*
+	 * within gpuext.cache_memory_limit, counting every other cache, and
+	 * within this database's share
+	 */
+	dbname = get_database_name(MyDatabaseId);
 	forget_dropped();
 	LWLockAcquire(cc_shared->lock, LW_SHARED);
 	for (int i = 0; i < CC_MAX_RELS; i++)
@@ -1026,7 +1082,13 @@ gpuext_cache_enable(PG_FUNCTION_ARGS)
 		if (o->used && !(o->dbid == MyDatabaseId && o->relid == relid))
 			used += o->bytes;
 	}
+	share_ok = within_database_share(rel, dbname, size, share_msg, sizeof(share_msg));
 	LWLockRelease(cc_shared->lock);
+	if (!share_ok)
+		ereport(ERROR,
+				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+				 errmsg("%s", share_msg),
+				 errhint("A superuser can raise the setting, or drop another cache of this database.")));
 	if (used + size > (uint64) gpuext_cache_memory_limit_mb * 1024 * 1024)
 		ereport(ERROR,
 				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
@@ -1057,6 +1119,15 @@ gpuext_cache_enable(PG_FUNCTION_ARGS)
 				 errmsg("gpuext column cache of \"%s\" needs %llu kB, and %llu kB of gpuext.cache_memory_limit (%d MB) are used",
 						RelationGetRelationName(rel), (unsigned long long) (size / 1024),
 						(unsigned long long) (used / 1024), gpuext_cache_memory_limit_mb)));
+	}
+	if (!within_database_share(rel, dbname, size, share_msg, sizeof(share_msg)))
+	{
+		LWLockRelease(cc_shared->lock);
+		dsm_detach(seg);
+		ereport(ERROR,
+				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+				 errmsg("%s", share_msg),
+				 errhint("A superuser can raise the setting, or drop another cache of this database.")));
 	}
 	e = find_entry(relid);
 	if (e == NULL)

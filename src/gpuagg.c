@@ -74,6 +74,7 @@
 #include "gpuscan.h"
 #include "gx_agg.h"
 #include "pipeline.h"
+#include "quota.h"
 
 /* how a device accumulator becomes the aggregate's result */
 typedef enum GxAggFinal
@@ -1376,7 +1377,7 @@ create_table(GpuAggState *gas)
 	{
 		int			status;
 		char		err[GX_ERRLEN];
-		uint64		limit = (uint64) gpuext_gpu_memory_limit_mb * 1024 * 1024;
+		uint64		limit = gx_gpu_memory_limit_bytes();
 
 		if (limit > 0 && table_bytes(gas) > limit)
 		{

@@ -21,6 +21,7 @@
 #include "gpujoin.h"
 #include "gpuscan.h"
 #include "ptree.h"
+#include "quota.h"
 
 
 PG_MODULE_MAGIC;
@@ -31,7 +32,7 @@ bool		gpuext_enable_gpujoin = true;
 bool		gpuext_enable_gpuagg = true;
 int			gpuext_device_mode = GPUEXT_DEVICE_AUTO;
 int			gpuext_cpu_fallback = GPUEXT_FALLBACK_ON;
-int			gpuext_gpu_memory_limit_mb = 0;
+int			gpuext_gpu_memory_limit_mb = -1;
 bool		gpuext_regression_test_mode = false;
 bool		gpuext_force_offload = false;
 int			gpuext_dma_buffer_size_mb = 256;
@@ -76,6 +77,7 @@ gpuext_shmem_request(void)
 	if (prev_shmem_request_hook)
 		prev_shmem_request_hook();
 	gx_shmem_request();
+	gx_quota_shmem_request();
 }
 
 /* Create or attach the shared state. */
@@ -85,6 +87,7 @@ gpuext_shmem_startup(void)
 	if (prev_shmem_startup_hook)
 		prev_shmem_startup_hook();
 	gx_shmem_startup();
+	gx_quota_shmem_startup();
 }
 
 /* Define every gpuext.* GUC. */
@@ -125,8 +128,9 @@ define_gucs(void)
 							 PGC_USERSET, 0, NULL, NULL, NULL);
 	DefineCustomIntVariable("gpuext.gpu_memory_limit",
 							"Device memory one gpuext operator may reserve.",
+							"-1 means 80 % of the smallest GPU's memory; "
 							"0 means no limit beyond the device's own memory.",
-							&gpuext_gpu_memory_limit_mb, 0, 0, INT_MAX,
+							&gpuext_gpu_memory_limit_mb, -1, -1, INT_MAX,
 							PGC_SUSET, GUC_UNIT_MB, NULL, NULL, NULL);
 	DefineCustomBoolVariable("gpuext.enable_cache",
 							 "Lets scans read pages from gpuext column caches.",
@@ -180,6 +184,7 @@ define_gucs(void)
 							 PGC_SUSET, GUC_NOT_IN_SAMPLE, NULL, NULL, NULL);
 
 
+	gx_quota_define_gucs();
 	gx_cost_define_gucs();
 }
 

@@ -101,6 +101,8 @@ typedef struct GxSlot
 	int			kind;			/* GxRequestKind */
 	int			fault;			/* GxFault */
 	uint64		mem_limit;		/* device bytes it may reserve, 0 = any */
+	Oid			dbid;			/* the owner's database */
+	int			task_quota;		/* tasks that database may hold */
 	uint64		arena_off;		/* its batch in the DMA arena */
 	uint64		arena_len;
 	/* filled in by the service */
@@ -222,7 +224,7 @@ extern uint32 gx_mirror_task_create(int load_kind, int add_kind, const void *mir
 									uint64 bytes, uint64 part, int *status, char *errmsg);
 extern int	gx_task_fetch(uint32 task_id, uint64 first, uint64 nslots, uint32 entry_size,
 						  void *dest, uint64 *count, void *header, char *errmsg);
-extern void gx_task_keep_for_session(uint32 task_id);
+extern void gx_task_keep_for_session(uint32 task_id, uint64 reserved);
 extern bool gx_session_task_valid(uint32 task_id);
 extern void gx_client_attach(void);
 extern void gx_check_itemid_layout(void);

@@ -92,6 +92,7 @@
 #include "gpuscan.h"
 #include "gx_join.h"
 #include "pipeline.h"
+#include "quota.h"
 
 #define NULL_ROW	UINT32_MAX	/* no inner row: NULL-extended, semi, anti */
 
@@ -826,8 +827,8 @@ make_gpujoin_path(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
 		return NULL;
 
 	/* inner sides too large for the device only when forced */
-	if (gpuext_gpu_memory_limit_mb > 0 && !gpuext_force_offload &&
-		estimate_table_bytes(gp) > (double) gpuext_gpu_memory_limit_mb * 1024 * 1024)
+	if (gx_gpu_memory_limit_bytes() > 0 && !gpuext_force_offload &&
+		estimate_table_bytes(gp) > (double) gx_gpu_memory_limit_bytes())
 		return NULL;
 
 	/*
@@ -2033,8 +2034,7 @@ build_inner(GpuJoinState *gjs)
 	}
 	MemoryContextSwitchTo(old);
 	gjs->table_bytes = total;
-	gjs->over_limit = gpuext_gpu_memory_limit_mb > 0 &&
-		total > (uint64) gpuext_gpu_memory_limit_mb * 1024 * 1024;
+	gjs->over_limit = gx_gpu_memory_limit_bytes() > 0 && total > gx_gpu_memory_limit_bytes();
 	if (!gjs->rows_unused)
 		set_group_heads(gjs);
 	/* a parallel leader: the tables move to a segment its workers map */
@@ -3286,7 +3286,7 @@ uint32
 gx_fused_join_upload(GxFusedJoin *fj, uint32 near_task, const char **why)
 {
 	GpuJoinState *gjs = &fj->gjs;
-	uint64		limit = (uint64) gpuext_gpu_memory_limit_mb * 1024 * 1024;
+	uint64		limit = gx_gpu_memory_limit_bytes();
 	int			status;
 	char		err[GX_ERRLEN];
 

@@ -21,7 +21,9 @@
  *
  * Across nodes and queries, with gpuext.gist_device_cache (off by default
  * until it has run on a GPU): a GPU copy is kept for the session (up to
- * GXG_DEVICE_COPIES, least recently used out) with the index's state when
+ * GXG_DEVICE_COPIES, least recently used out, and within the device copy
+ * quota: gpuext.device_copy_memory and gpuext.device_copy_memory_total;
+ * a copy over it stays the node's own) with the index's state when
  * it was made: the metapage's build id (a new one for every build, REINDEX
  * and TRUNCATE included, with the relfilenode) and insert count (every
  * insert bumps it in its WAL record, so standbys see it too).  A later node
@@ -67,6 +69,7 @@
 #include "utils/rel.h"
 
 #include "gxgist.h"
+#include "quota.h"
 
 typedef enum GxgDeviceState
 {
@@ -432,6 +435,7 @@ static void
 gxg_copy_store(GxgDevice *dev, Relation index)
 {
 	GxgDeviceCopy *slot = NULL;
+	char		err[GX_ERRLEN];
 
 	if (!gxg_copy_callback)
 	{
@@ -452,7 +456,14 @@ gxg_copy_store(GxgDevice *dev, Relation index)
 		return;					/* every copy in use: this one is the node's */
 	if (slot->relid != InvalidOid)
 		gxg_copy_free(slot);
-	gx_task_keep_for_session(dev->task_id);
+	/* within this backend's and everyone's share, else the node's own copy */
+	if (!gx_device_copy_reserve(dev->tree.tree_bytes, err))
+	{
+		elog(DEBUG1, "gpuext_gist: the device copy of \"%s\" is not kept: %s",
+			 RelationGetRelationName(index), err);
+		return;
+	}
+	gx_task_keep_for_session(dev->task_id, dev->tree.tree_bytes);
 	slot->relid = RelationGetRelid(index);
 	slot->node = index->rd_node;
 	slot->tree = dev->tree;
@@ -527,7 +538,7 @@ gxg_device_prepare(GxgDevice *dev, Relation index)
 	}
 	else
 	{
-		uint64		limit = (uint64) gpuext_gpu_memory_limit_mb * 1024 * 1024;
+		uint64		limit = gx_gpu_memory_limit_bytes();
 		uint64		part = Max(Min(gx_shared->arena_size / 8, 64 * 1024 * 1024),
 							   1024 * 1024);
 		GxgDeviceCopy *c;

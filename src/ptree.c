@@ -75,7 +75,9 @@
  */
 #include "postgres.h"
 
+#include "access/parallel.h"
 #include "access/reloptions.h"
+#include "access/xact.h"
 #include "catalog/pg_type.h"
 #include "commands/vacuum.h"
 #include "miscadmin.h"
@@ -97,7 +99,8 @@ PG_FUNCTION_INFO_V1(gpuext_ptree_handler);
 static relopt_kind ptree_relopt_kind;
 
 int			ptree_batch_min = 64;
-int			ptree_mirror_max_mb = 1024;
+int			ptree_mirror_max_mb = PTREE_MIRROR_MAX_MB_DEFAULT;
+int			ptree_mirror_ceiling_mb = 1024;
 
 static const struct config_enum_entry ptree_merge_plan_options[] = {
 	{"off", PTREE_MERGE_PLAN_OFF, false},
@@ -111,6 +114,37 @@ static void ptreecostestimate(PlannerInfo *root, IndexPath *path, double loop_co
 							  Selectivity *indexSelectivity, double *indexCorrelation,
 							  double *indexPages);
 static bytea *ptreeoptions(Datum reloptions, bool validate);
+
+/*
+ * gpuext.ptree_mirror_max_mb: a role that is not a superuser may not set it
+ * above gpuext.ptree_mirror_ceiling for its session, its startup options or
+ * ALTER ROLE (its default is always accepted).  Whatever was set, mirrors
+ * never take more than the ceiling (ptree_mirror_cap_mb): this only tells
+ * the user so.
+ */
+static bool
+check_ptree_mirror_max_mb(int *newval, void **extra, GucSource source)
+{
+	if (*newval <= ptree_mirror_ceiling_mb || *newval == PTREE_MIRROR_MAX_MB_DEFAULT)
+		return true;
+	if (source != PGC_S_SESSION && source != PGC_S_CLIENT && source != PGC_S_TEST)
+		return true;
+	/* superuser() reads the catalog; a parallel worker repeats its leader's */
+	if (!IsTransactionState() || IsParallelWorker() || superuser())
+		return true;
+	GUC_check_errcode(ERRCODE_INSUFFICIENT_PRIVILEGE);
+	GUC_check_errmsg("permission denied to set parameter \"gpuext.ptree_mirror_max_mb\" above gpuext.ptree_mirror_ceiling (%d MB)",
+					 ptree_mirror_ceiling_mb);
+	GUC_check_errhint("A superuser can raise gpuext.ptree_mirror_ceiling.");
+	return false;
+}
+
+/* The most memory this backend's mirrors may take: the setting, within the ceiling */
+int
+ptree_mirror_cap_mb(void)
+{
+	return Min(ptree_mirror_max_mb, ptree_mirror_ceiling_mb);
+}
 
 /*
  * Register the reloptions (called from _PG_init, with or without preload:
@@ -134,11 +168,16 @@ gx_ptree_init(void)
 							"0 looks every element up through the directory.",
 							&ptree_batch_min, 64, 0, INT_MAX,
 							PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("gpuext.ptree_mirror_ceiling",
+							"Most memory gpuext_ptree mirrors take in a backend, whatever gpuext.ptree_mirror_max_mb says.",
+							"Roles that are not superusers cannot set gpuext.ptree_mirror_max_mb above it.",
+							&ptree_mirror_ceiling_mb, 1024, 0, INT_MAX / 2,
+							PGC_SUSET, GUC_UNIT_MB, NULL, NULL, NULL);
 	DefineCustomIntVariable("gpuext.ptree_mirror_max_mb",
 							"Most memory the prefix-tree mirrors of gpuext_ptree indexes take in a backend, all together.",
-							"Older mirrors are dropped to make room; batches against an index whose mirror alone is larger descend the directory once per key; 0 never builds mirrors.",
-							&ptree_mirror_max_mb, 1024, 0, INT_MAX / 2,
-							PGC_USERSET, GUC_UNIT_MB, NULL, NULL, NULL);
+							"Older mirrors are dropped to make room; batches against an index whose mirror alone is larger descend the directory once per key; 0 never builds mirrors; never more than gpuext.ptree_mirror_ceiling.",
+							&ptree_mirror_max_mb, PTREE_MIRROR_MAX_MB_DEFAULT, 0, INT_MAX / 2,
+							PGC_USERSET, GUC_UNIT_MB, check_ptree_mirror_max_mb, NULL, NULL);
 	DefineCustomIntVariable("gpuext.ptree_gpu_batch_min",
 							"gpuext_ptree batched lookups and merge plans of at least this many keys run on the GPU when there is one.",
 							"Smaller ones run on the CPU engine (any size with gpuext.force_offload); 0 never uses the GPU.",

@@ -184,8 +184,12 @@ typedef struct PtreeMirrorKey
 	uint64		main_tids;
 } PtreeMirrorKey;
 
+#define PTREE_MIRROR_MAX_MB_DEFAULT 1024
+
 extern int	ptree_batch_min;
 extern int	ptree_mirror_max_mb;
+extern int	ptree_mirror_ceiling_mb;
+extern int	ptree_mirror_cap_mb(void);
 extern bool ptree_mirror_fits(PtreeMetaData *meta);
 extern struct GxPtreeMirror *ptree_mirror_get(Relation index, PtreeMetaData *meta, bool hold,
 											  bool *too_large);

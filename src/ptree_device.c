@@ -23,9 +23,11 @@
  * at the next lookup that may wait for the service), when more than
  * PTREE_DEVICE_COPIES copies would be kept (the least recently used goes),
  * when a transaction aborts, and when the backend exits (client.c); a
- * restarted service has none.  gpuext.gpu_memory_limit caps a copy; one
- * that does not fit the device, the limit or the arena leaves the node's
- * lookups on the CPU engine.  When a GPU batch fails, gpuext.cpu_fallback
+ * restarted service has none.  gpuext.gpu_memory_limit caps a copy, and
+ * the copies kept count against gpuext.device_copy_memory (this backend's)
+ * and gpuext.device_copy_memory_total (every backend's); one that does
+ * not fit the device, a limit or the arena leaves the node's lookups on the
+ * CPU engine.  When a GPU batch fails, gpuext.cpu_fallback
  * decides: the batch reruns on the CPU engine (the rest of the node too)
  * or the query fails.
  *
@@ -43,6 +45,7 @@
 
 #include "gx_ptree.h"
 #include "ptree.h"
+#include "quota.h"
 
 /* device copies kept per backend between lookups */
 #define PTREE_DEVICE_COPIES 4
@@ -138,19 +141,27 @@ load_copy(const GxPtreeMirror *m, int *status, char *err)
 	uint32		task;
 
 	/* over the limit is known without asking the service */
-	if (gpuext_gpu_memory_limit_mb > 0 &&
-		bytes > (uint64) gpuext_gpu_memory_limit_mb * 1024 * 1024)
+	if (gx_gpu_memory_limit_bytes() > 0 && bytes > gx_gpu_memory_limit_bytes())
 	{
 		*status = GX_ERR_OUT_OF_MEMORY;
 		snprintf(err, GX_ERRLEN, "the gpuext_ptree mirror (" UINT64_FORMAT " bytes) exceeds gpuext.gpu_memory_limit",
 				 bytes);
 		return 0;
 	}
+	/* a copy kept between queries: within this backend's and everyone's share */
+	if (!gx_device_copy_reserve(bytes, err))
+	{
+		*status = GX_ERR_OUT_OF_MEMORY;
+		return 0;
+	}
 	task = gx_mirror_task_create(GX_REQ_PTREE_LOAD, GX_REQ_PTREE_UPLOAD, m, bytes, part,
 								 status, err);
 	if (task == 0)
+	{
+		gx_device_copy_release(bytes);
 		return 0;
-	gx_task_keep_for_session(task);
+	}
+	gx_task_keep_for_session(task, bytes);
 	return task;
 }
 

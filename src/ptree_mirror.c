@@ -54,11 +54,11 @@ static PtreeMirrorEntry mirror_cache[PTREE_MIRROR_CACHE];
 static int	mirror_next = 0;
 static MemoryContext mirror_ctx = NULL;
 
-/* gpuext.ptree_mirror_max_mb in bytes */
+/* gpuext.ptree_mirror_max_mb, within gpuext.ptree_mirror_ceiling, in bytes */
 static double
 ptree_mirror_cap(void)
 {
-	return (double) ptree_mirror_max_mb * 1024 * 1024;
+	return (double) ptree_mirror_cap_mb() * 1024 * 1024;
 }
 
 /* The identity of generation meta->gen of an index */
@@ -99,8 +99,8 @@ ptree_mirror_drop(PtreeMirrorEntry *e)
 
 /*
  * Drop cached mirrors (the oldest built first) until 'need' more bytes
- * keep the backend's mirrors within gpuext.ptree_mirror_max_mb, which caps
- * all of them together; false if even with none 'need' is over the cap.
+ * keep the backend's mirrors within gpuext.ptree_mirror_max_mb (and its
+ * ceiling, gpuext.ptree_mirror_ceiling), which caps all of them together; false if even with none 'need' is over the cap.
  * Lookups use a mirror only within one call, so none is in use here.
  */
 static bool
@@ -461,7 +461,7 @@ ptree_mirror_fits(PtreeMetaData *meta)
 		(double) meta->main_tids * sizeof(uint64) +
 		(meta->main_tids == meta->main_keys ? 0 : nkeys * sizeof(uint64));
 
-	return ptree_mirror_max_mb > 0 && est <= ptree_mirror_cap();
+	return ptree_mirror_cap_mb() > 0 && est <= ptree_mirror_cap();
 }
 
 /*
@@ -518,7 +518,7 @@ ptree_mirror_get(Relation index, PtreeMetaData *meta, bool hold, bool *too_large
 			}
 			if (e->mirror)
 				return e->mirror;
-			if (e->refused_mb == ptree_mirror_max_mb)
+			if (e->refused_mb == ptree_mirror_cap_mb())
 			{
 				*too_large = true;
 				return NULL;
@@ -533,7 +533,7 @@ ptree_mirror_get(Relation index, PtreeMetaData *meta, bool hold, bool *too_large
 	ptree_mirror_drop(e);
 	e->mirror = m;
 	e->seg = NULL;
-	e->refused_mb = m ? 0 : ptree_mirror_max_mb;
+	e->refused_mb = m ? 0 : ptree_mirror_cap_mb();
 	e->key = key;
 	return e->mirror;
 }

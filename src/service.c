@@ -55,6 +55,8 @@ typedef struct ServiceTask
 	void	   *mem;			/* NULL once lost in a device reset */
 	uint64		bytes;
 	int			owner_pid;
+	Oid			dbid;			/* its owner's database (InvalidOid: the
+								 * service's own, a column cache copy) */
 	int			inflight;		/* requests running on it */
 	bool		destroy_pending;
 	int			cache_slot;		/* a column cache's device copy: its
@@ -456,15 +458,29 @@ start_task_request(uint32 slot_index, GxSlot *s, GxBatch *b, ServiceTask **task_
 	*task_out = NULL;
 	if (gx_kind_creates_task(s->kind))
 	{
+		int			of_database = 0;
+
 		for (int i = 0; i < GX_MAX_TASKS; i++)
-			if (tasks[i].id == 0)
-			{
+		{
+			if (tasks[i].id == 0 && t == NULL)
 				t = &tasks[i];
-				break;
-			}
+			else if (tasks[i].id != 0 && tasks[i].dbid == s->dbid)
+				of_database++;
+		}
 		if (t == NULL)
 		{
 			finish_request(slot_index, GX_ERR_OUT_OF_MEMORY, "too many GPU tasks", 0);
+			return true;
+		}
+		/* one database's share (gpuext.max_tasks_per_database) */
+		if (of_database >= s->task_quota)
+		{
+			char		msg[GX_ERRLEN];
+
+			snprintf(msg, sizeof(msg),
+					 "the database has %d GPU tasks, gpuext.max_tasks_per_database allows %d",
+					 of_database, s->task_quota);
+			finish_request(slot_index, GX_ERR_OUT_OF_MEMORY, msg, 0);
 			return true;
 		}
 		if (!rtree_request_ok(s->kind, b, NULL))
@@ -709,6 +725,7 @@ start_request(uint32 slot_index)
 		task->mem = f->scratch;
 		task->bytes = f->scratch_bytes;
 		task->owner_pid = s->owner_pid;
+		task->dbid = s->dbid;
 		f->scratch = NULL;
 		f->scratch_bytes = 0;
 		b->result = task->id;

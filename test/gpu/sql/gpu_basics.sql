@@ -2,9 +2,10 @@
 -- Hopper or newer; gpuext_page_counts on the GPU equals the CPU engine and
 -- the ctid truth on a table of 1M rows with deleted rows, in one batch and
 -- in many; the GPU counters grow; gpuext_debug_sleep runs on the GPU;
--- injected faults (alloc, kernel) and gpuext.gpu_memory_limit give
+-- injected faults (alloc, kernel), gpuext.gpu_memory_limit (and its
+-- default, 80 % of the GPU) and gpuext.max_tasks_per_database give
 -- SQLSTATE 53200 / 58000 with cpu_fallback off and run on the CPU engine
--- with it on; a stalled transfer ends with statement_timeout; device
+-- (or PostgreSQL's plan) with it on; a stalled transfer ends with statement_timeout; device
 -- memory is released at the end.
 \set VERBOSITY terse
 \set SHOW_CONTEXT never
@@ -153,6 +154,12 @@ SELECT gpuext_debug_sleep(10, 16, 'gpu');
 SET gpuext.cpu_fallback = off;
 RESET gpuext.gpu_memory_limit;
 SELECT gpuext_debug_sleep(10, 16, 'gpu');
+-- by default, 80 % of the smallest GPU's memory: a reservation of 85 %
+-- is refused before the service tries to allocate it
+SHOW gpuext.gpu_memory_limit;
+SELECT gpuext_debug_sleep(10, (SELECT (min(memory_total) / 1048576 * 0.85)::int FROM gpuext_devices()), 'gpu');
+\echo sqlstate :LAST_ERROR_SQLSTATE
+SELECT gpuext_debug_sleep(10, 16, 'gpu');
 
 --
 -- cancellation on the device
@@ -181,6 +188,21 @@ SET gpuext.debug_inject_fault = 'kernel';
 SELECT val % 10 AS k, count(*) FROM gb GROUP BY 1 ORDER BY 1 LIMIT 1;
 \echo sqlstate :LAST_ERROR_SQLSTATE
 RESET gpuext.debug_inject_fault;
+SELECT device_memory_in_use = 0 AND dma_arena_in_use = 0 AS released FROM gpuext_status();
+
+--
+-- a database's share of the service's tasks: a group table is a task;
+-- with gpuext.max_tasks_per_database = 0 the aggregation fails with 53200
+-- (cpu_fallback off) or runs PostgreSQL's plan (on)
+--
+SET gpuext.max_tasks_per_database = 0;
+SELECT val % 10 AS k, count(*) FROM gb GROUP BY 1 ORDER BY 1 LIMIT 1;
+\echo sqlstate :LAST_ERROR_SQLSTATE
+SET gpuext.cpu_fallback = on;
+SELECT val % 10 AS k, count(*) FROM gb GROUP BY 1 ORDER BY 1 LIMIT 1;
+SET gpuext.cpu_fallback = off;
+RESET gpuext.max_tasks_per_database;
+SELECT val % 10 AS k, count(*) FROM gb GROUP BY 1 ORDER BY 1 LIMIT 1;
 SELECT device_memory_in_use = 0 AND dma_arena_in_use = 0 AS released FROM gpuext_status();
 RESET gpuext.force_offload;
 RESET max_parallel_workers_per_gather;

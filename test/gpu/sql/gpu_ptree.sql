@@ -10,8 +10,8 @@
 -- gpuext.ptree_gpu_batch_min = 1; the GPU batch counter grows, no
 -- fallback; EXPLAIN ANALYZE shows GPU batches).  Then the copy's life: kept
 -- from one query to the next, freed by an aborted transaction and when the
--- backend exits; gpuext.gpu_memory_limit leaves the lookups on the CPU
--- engine; injected faults fall back (cpu_fallback on) or fail with 53200 /
+-- backend exits; gpuext.gpu_memory_limit, gpuext.device_copy_memory(_total)
+-- and gpuext.max_tasks_per_database leave the lookups on the CPU engine; injected faults fall back (cpu_fallback on) or fail with 53200 /
 -- 58000 (off); a stalled lookup ends with statement_timeout.  Then merges
 -- planned on the GPU (the same index pages as merges that compare keys).
 -- Written
@@ -245,6 +245,31 @@ SELECT * FROM gpt_engine('SELECT count(*) FROM gpo o JOIN gpt_big i ON i.k = o.x
 SELECT gpt_join('SELECT o.x, i.id FROM gpo o JOIN gpt_big i ON i.k = o.x::int8', 1024);
 SELECT gpt_memory() = 0 AS no_copy;
 RESET gpuext.gpu_memory_limit;
+-- nor one over this backend's share of the copies kept between queries
+-- (gpuext.device_copy_memory)
+SET gpuext.device_copy_memory = '1MB';
+SELECT * FROM gpt_engine('SELECT count(*) FROM gpo o JOIN gpt_big i ON i.k = o.x::int8');
+SELECT gpt_join('SELECT o.x, i.id FROM gpo o JOIN gpt_big i ON i.k = o.x::int8', 1024);
+SELECT gpt_memory() = 0 AS no_copy;
+RESET gpuext.device_copy_memory;
+-- nor over every backend's (gpuext.device_copy_memory_total, postgresql.conf)
+ALTER SYSTEM SET gpuext.device_copy_memory_total = '1MB';
+SELECT pg_reload_conf();
+SELECT pg_sleep(0.5);
+SHOW gpuext.device_copy_memory_total;
+SELECT * FROM gpt_engine('SELECT count(*) FROM gpo o JOIN gpt_big i ON i.k = o.x::int8');
+SELECT gpt_memory() = 0 AS no_copy;
+ALTER SYSTEM RESET gpuext.device_copy_memory_total;
+SELECT pg_reload_conf();
+SELECT pg_sleep(0.5);
+-- a database's share of the service's tasks: with the copy of gpt_big's
+-- mirror kept (one task), gpuext.max_tasks_per_database = 1 leaves no room
+-- for a copy of gpt's: the CPU engine, no error
+SELECT * FROM gpt_engine('SELECT count(*) FROM gpo o JOIN gpt_big i ON i.k = o.x::int8');
+SET gpuext.max_tasks_per_database = 1;
+SELECT * FROM gpt_engine('SELECT count(*) FROM gpo o JOIN gpt i ON i.i = o.a');
+RESET gpuext.max_tasks_per_database;
+SELECT * FROM gpt_engine('SELECT count(*) FROM gpo o JOIN gpt i ON i.i = o.a');
 
 --
 -- injected faults
