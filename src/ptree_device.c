@@ -154,8 +154,18 @@ load_copy(const GxPtreeMirror *m, int *status, char *err)
 		*status = GX_ERR_OUT_OF_MEMORY;
 		return 0;
 	}
-	task = gx_mirror_task_create(GX_REQ_PTREE_LOAD, GX_REQ_PTREE_UPLOAD, m, bytes, part,
-								 status, err);
+	/* (a cancel while the copy travels must not keep the reservation) */
+	PG_TRY();
+	{
+		task = gx_mirror_task_create(GX_REQ_PTREE_LOAD, GX_REQ_PTREE_UPLOAD, m, bytes, part,
+									 status, err);
+	}
+	PG_CATCH();
+	{
+		gx_device_copy_release(bytes);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
 	if (task == 0)
 	{
 		gx_device_copy_release(bytes);
