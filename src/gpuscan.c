@@ -143,6 +143,72 @@ relation_is_scannable(RelOptInfo *rel, RangeTblEntry *rte)
 	return true;
 }
 
+/*
+ * A relation's restriction clauses (RestrictInfos) in the order
+ * PostgreSQL's executor evaluates a scan's quals (createplan.c's
+ * order_qual_clauses, which is static): by security level, a leakproof
+ * clause cheaper than ten operators counting as level 0, then by cost,
+ * stably.  Nodes that build their quals from baserestrictinfo themselves
+ * (a join's scanned relation) need it: there, clauses that equivalence
+ * classes derived (a policy's "col = const" among them) come after the
+ * others, and a user's qual could see, or fail on, a row that a row-level
+ * security policy hides.
+ */
+List *
+gx_order_quals(PlannerInfo *root, List *clauses)
+{
+	typedef struct
+	{
+		RestrictInfo *rinfo;
+		Cost		cost;
+		Index		security_level;
+	} QualItem;
+	int			nitems = list_length(clauses);
+	QualItem   *items;
+	List	   *result = NIL;
+	int			i = 0;
+	ListCell   *lc;
+
+	if (nitems <= 1)
+		return list_copy(clauses);
+	items = palloc(sizeof(QualItem) * nitems);
+	foreach(lc, clauses)
+	{
+		RestrictInfo *rinfo = lfirst_node(RestrictInfo, lc);
+		QualCost	qcost;
+
+		cost_qual_eval_node(&qcost, (Node *) rinfo, root);
+		items[i].rinfo = rinfo;
+		items[i].cost = qcost.per_tuple;
+		if (rinfo->leakproof && items[i].cost < 10 * cpu_operator_cost)
+			items[i].security_level = 0;
+		else
+			items[i].security_level = rinfo->security_level;
+		i++;
+	}
+	/* insertion sort: stable, and the lists are short */
+	for (i = 1; i < nitems; i++)
+	{
+		QualItem	item = items[i];
+		int			j;
+
+		for (j = i; j > 0; j--)
+		{
+			QualItem   *prev = &items[j - 1];
+
+			if (item.security_level > prev->security_level ||
+				(item.security_level == prev->security_level && item.cost >= prev->cost))
+				break;
+			items[j] = *prev;
+		}
+		items[j] = item;
+	}
+	for (i = 0; i < nitems; i++)
+		result = lappend(result, items[i].rinfo);
+	pfree(items);
+	return result;
+}
+
 bool
 gx_split_scan_quals(PlannerInfo *root, RelOptInfo *rel, RangeTblEntry *rte,
 					List *clauses, List **device_quals, List **host_quals)

@@ -22,4 +22,11 @@ extern bool gx_is_gpuext_path(Path *path);
 extern bool gx_split_scan_quals(PlannerInfo *root, RelOptInfo *rel, RangeTblEntry *rte,
 								List *clauses, List **device_quals, List **host_quals);
 
+/*
+ * Restriction clauses (RestrictInfos) in the order PostgreSQL's executor
+ * evaluates a scan's quals: by security level (leakproof cheap clauses
+ * first), then cost.  A new list.
+ */
+extern List *gx_order_quals(PlannerInfo *root, List *clauses);
+
 #endif							/* GPUEXT_GPUSCAN_H */
