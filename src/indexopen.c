@@ -8,7 +8,7 @@
  * refused user must not queue a lock behind, or ahead of, the owner's
  * sessions.  Functions that read every row of a table refuse a user whom
  * a row-level security policy of the table applies to (they could not
- * apply its quals), as COPY and the referential-integrity checks do.  An
+ * apply its quals), as PostgreSQL's COPY FROM does.  An
  * index must exist, be an index, and be of the expected access method,
  * each with its own SQLSTATE.
  *
