@@ -428,6 +428,13 @@ SELECT n, sec_diff(q, plan) FROM sec_queries WHERE n IN (2, 3, 6, 8, 11) ORDER B
 SET ROLE regress_gpuext_sec_owner;
 SELECT n, sec_diff(q, plan) FROM sec_queries WHERE n IN (1, 3, 6, 8, 11) ORDER BY n;
 RESET ROLE;
+-- a security-barrier view: its quals, too, run before the query's
+CREATE VIEW sec_fact_grp1 WITH (security_barrier) AS
+  SELECT id, grp, secret, v FROM sec_fact WHERE grp = 1;
+SELECT sec_diff('SELECT id FROM sec_fact_grp1 WHERE 100 / (secret - 7) >= 0', '%GpuScan%');
+SELECT sec_diff('SELECT count(*), sum(v) FROM sec_fact_grp1 WHERE 100 / (secret - 7) >= 0', '%Gpu%');
+SELECT sec_diff('SELECT g.id, d.name FROM sec_fact_grp1 g JOIN sec_dim d ON d.k = g.id WHERE 100 / (g.secret - 7) >= 0', '%Gpu%');
+DROP VIEW sec_fact_grp1;
 
 -- the restricted user, the engine gpuext.device picks, from the heap pages
 SET ROLE regress_gpuext_sec_user;
