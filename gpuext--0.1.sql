@@ -10,6 +10,7 @@ AS 'MODULE_PATHNAME', 'gpuext_version'
 LANGUAGE C STABLE STRICT PARALLEL SAFE;
 
 -- GPUs the service opened, or the CPU engine and why no GPU is used
+-- (pg_monitor and superusers)
 CREATE FUNCTION gpuext_devices(
     OUT device_index int,
     OUT engine text,
@@ -23,6 +24,9 @@ CREATE FUNCTION gpuext_devices(
 RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'gpuext_devices'
 LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
+
+REVOKE ALL ON FUNCTION gpuext_devices() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION gpuext_devices() TO pg_monitor;
 
 -- State and counters of the GPU service
 CREATE FUNCTION gpuext_status(
@@ -51,7 +55,8 @@ REVOKE ALL ON FUNCTION gpuext_status() FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION gpuext_status() TO pg_monitor;
 
 -- Per-page counts of normal and visible tuples, read in place by a kernel
--- (or the CPU engine); needs SELECT on the relation
+-- (or the CPU engine); needs SELECT on the relation, and refuses a user
+-- whom a row-level security policy of it applies to
 CREATE FUNCTION gpuext_page_counts(
     rel regclass,
     engine text DEFAULT 'auto',
@@ -63,10 +68,13 @@ AS 'MODULE_PATHNAME', 'gpuext_page_counts'
 LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
 
 -- Mean microseconds of an empty request through the GPU service
+-- (superuser only: it can keep the service busy)
 CREATE FUNCTION gpuext_service_roundtrip(requests int DEFAULT 1000)
 RETURNS float8
 AS 'MODULE_PATHNAME', 'gpuext_service_roundtrip'
 LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+
+REVOKE ALL ON FUNCTION gpuext_service_roundtrip(int) FROM PUBLIC;
 
 -- Debugging: a device request that holds reserve_mb of device memory for
 -- ms milliseconds unless cancelled (superuser only)
@@ -169,7 +177,8 @@ DEFAULT FOR TYPE point USING gpuext_gist AS
 
 -- Verify a gpuext_gist index: the tree's structure, and with
 -- heapallindexed every heap tuple's key in a leaf.  ERROR (XX002) on the
--- first fault found.  Superuser only.
+-- first fault found.  Superuser only (granted EXECUTE, the index's owner
+-- whom no row-level security policy of the table applies to).
 CREATE FUNCTION gpuext_gist_check(
     index regclass,
     heapallindexed boolean DEFAULT false,
@@ -187,6 +196,8 @@ REVOKE ALL ON FUNCTION gpuext_gist_check(regclass, boolean) FROM PUBLIC;
 -- for every element of queries (1-based), the visible rows whose key
 -- satisfies "key op element" (box indexes: && @> <@ ~=; point indexes:
 -- <@), as (query, ctid).  One level-synchronous walk for the whole batch.
+-- Needs SELECT on the table, and refuses a user whom a row-level security
+-- policy of it applies to.
 CREATE FUNCTION gpuext_gist_probe(
     index regclass,
     queries box[],
@@ -233,7 +244,8 @@ CREATE OPERATOR CLASS text_c_ptree_ops FOR TYPE text USING gpuext_ptree AS
     OPERATOR 1 < , OPERATOR 2 <= , OPERATOR 3 = , OPERATOR 4 >= , OPERATOR 5 > ;
 
 -- Verify a gpuext_ptree index (structure; with heapallindexed, that every
--- table row it should hold is there).  Superuser or the index's owner.
+-- table row it should hold is there).  Superuser or the index's owner,
+-- whom no row-level security policy of the table applies to.
 CREATE FUNCTION gpuext_ptree_check(index regclass, heapallindexed boolean DEFAULT false)
 RETURNS void
 AS 'MODULE_PATHNAME', 'gpuext_ptree_check'
@@ -290,15 +302,20 @@ RETURNS boolean
 AS 'MODULE_PATHNAME', 'gpuext_cache_forget'
 LANGUAGE C VOLATILE STRICT;
 
+-- It runs in the dropping session, whatever its search_path: every name
+-- is qualified and the path pinned, so no other schema's function of the
+-- same name is called.
 CREATE FUNCTION gpuext_cache_sql_drop()
 RETURNS event_trigger
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
 DECLARE
   obj record;
 BEGIN
-  FOR obj IN SELECT objid FROM pg_event_trigger_dropped_objects()
-              WHERE classid = 'pg_class'::regclass AND objsubid = 0 LOOP
-    PERFORM gpuext_cache_forget(obj.objid);
+  FOR obj IN SELECT d.objid FROM pg_catalog.pg_event_trigger_dropped_objects() d
+              WHERE d.classid = 'pg_catalog.pg_class'::pg_catalog.regclass AND d.objsubid = 0 LOOP
+    PERFORM @extschema@.gpuext_cache_forget(obj.objid);
   END LOOP;
 END;
 $$;

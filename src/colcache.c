@@ -68,6 +68,7 @@
 #include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
+#include "utils/rls.h"
 #include "utils/snapmgr.h"
 #include "utils/syscache.h"
 #include "utils/timestamp.h"
@@ -1258,6 +1259,9 @@ entry_state(const CcEntry *e, uint64 changes)
 /*
  * gpuext_caches(): the column caches of this database: relation, columns,
  * pages cached, blocks of the relation when built, rows, bytes, state.
+ * Only the tables the caller may SELECT from; rows and bytes are NULL for
+ * those whose row-level security policies apply to the caller (they
+ * count the rows the policies hide).
  */
 Datum
 gpuext_caches(PG_FUNCTION_ARGS)
@@ -1309,6 +1313,8 @@ gpuext_caches(PG_FUNCTION_ARGS)
 		values[3] = Int64GetDatum(e->nblocks);
 		values[4] = Int64GetDatum(e->nrows);
 		values[5] = Int64GetDatum(e->bytes);
+		if (check_enable_rls(e->relid, InvalidOid, true) == RLS_ENABLED)
+			nulls[4] = nulls[5] = true;
 		values[6] = CStringGetTextDatum(entry_state(e, changes[i]));
 		values[7] = TimestampTzGetDatum(e->built_at);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
@@ -1442,8 +1448,13 @@ gx_colcache_open(Relation rel, Snapshot snapshot, const GxProgram *prog)
 	/* the count is read after the snapshot was taken (see the file header) */
 	pg_memory_barrier();
 	changes = pg_atomic_read_u64(&e->changes);
-	/* attached under the lock: a drop cannot destroy it before */
-	seg = (changes == copy.built_changes) ? dsm_attach(copy.handle) : NULL;
+	/*
+	 * Attached under the lock: a drop cannot destroy it before.  A backend
+	 * maps a segment once: a second scan of the table while the first is
+	 * open (a GpuAgg's fallback plan, a self-join) reads the heap pages.
+	 */
+	seg = (changes == copy.built_changes && dsm_find_mapping(copy.handle) == NULL)
+		? dsm_attach(copy.handle) : NULL;
 	LWLockRelease(cc_shared->lock);
 	if (seg == NULL)
 		return NULL;

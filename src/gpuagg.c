@@ -677,7 +677,8 @@ gpuagg_add_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo *input_r
 	/* every scan qual must run on the device: rows are aggregated there */
 	if (join_path != NULL)
 		device_quals = join_quals;
-	else if (!gx_split_scan_quals(root, input_rel, rte, input_rel->baserestrictinfo,
+	else if (!gx_split_scan_quals(root, input_rel, rte,
+								  input_rel->baserestrictinfo,
 								  &device_quals, &host_quals) || host_quals != NIL)
 		return;
 	quals = extract_actual_clauses(device_quals, false);

@@ -774,12 +774,15 @@ make_gpujoin_path(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
 		List	   *host_quals;
 
 		gp->fact_relid = fact->relid;
-		if (!gx_split_scan_quals(root, fact, rte, fact->baserestrictinfo, &device_quals, &host_quals))
+		/*
+		 * In the order a scan of the relation evaluates them (a policy's
+		 * quals before the user's), on the device and in host rechecks
+		 */
+		gp->fact_quals = gx_order_qual_clauses(root, fact->baserestrictinfo);
+		if (!gx_split_scan_quals(root, fact, rte, gp->fact_quals, &device_quals, &host_quals))
 			return NULL;
 		if (contain_subplans((Node *) extract_actual_clauses(host_quals, false)))
 			return NULL;
-		/* in PostgreSQL's order: the node's host quals and rechecks use it */
-		gp->fact_quals = gx_order_qual_clauses(root, fact->baserestrictinfo);
 		gp->device_quals = device_quals;
 	}
 	di = &gp->depths[gp->ndepths];

@@ -470,7 +470,6 @@ gpuext_gist_probe(PG_FUNCTION_ARGS)
 	char	   *op;
 	Relation	heap;
 	Relation	index;
-	AclResult	aclresult;
 	int			strategy;
 	Datum	   *elems;
 	bool	   *nulls;
@@ -498,10 +497,13 @@ gpuext_gist_probe(PG_FUNCTION_ARGS)
 	arr = PG_GETARG_ARRAYTYPE_P(1);
 	op = text_to_cstring(PG_GETARG_TEXT_PP(2));
 
-	index = gx_open_index_of_am(indexoid, "gpuext_gist", AccessShareLock, AccessShareLock, &heap);
-	aclresult = pg_class_aclcheck(RelationGetRelid(heap), GetUserId(), ACL_SELECT);
-	if (aclresult != ACLCHECK_OK)
-		aclcheck_error(aclresult, OBJECT_TABLE, RelationGetRelationName(heap));
+	/*
+	 * SELECT on the table, and no row-level security policy of it applying
+	 * to the user (the walk returns every matching row), checked before the
+	 * locks
+	 */
+	index = gx_open_index_of_am(indexoid, "gpuext_gist", AccessShareLock, AccessShareLock,
+								GX_INDEX_ACCESS_SELECT, "gpuext_gist_probe", &heap);
 	if (!index->rd_index->indisvalid)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),

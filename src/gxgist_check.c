@@ -270,9 +270,14 @@ gpuext_gist_check(PG_FUNCTION_ARGS)
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
 
-	/* the table first, then the index, as amcheck does */
+	/*
+	 * Superuser or the index's owner (whatever EXECUTE was granted), whom no
+	 * row-level security policy of the table applies to, checked before the
+	 * locks; the table first, then the index, as amcheck does
+	 */
 	heaplock = heapallindexed ? ShareLock : AccessShareLock;
-	index = gx_open_index_of_am(indexoid, "gpuext_gist", heaplock, AccessShareLock, &heap);
+	index = gx_open_index_of_am(indexoid, "gpuext_gist", heaplock, AccessShareLock,
+								GX_INDEX_ACCESS_OWNER, "gpuext_gist_check", &heap);
 	if (!index->rd_index->indisvalid)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),

@@ -1,8 +1,16 @@
 /*-------------------------------------------------------------------------
  * indexopen.c
- *		Opening a gpuext index named by an SQL function's argument (the
- *		checkers, the batch probe): the relation must exist, be an index,
- *		and be of the expected access method, each with its own SQLSTATE.
+ *		Opening a relation named by an SQL function's argument (the
+ *		checkers, the batch probe, the page counts).
+ *
+ * The caller's privileges are checked on the OID before any lock is
+ * taken, as PostgreSQL's own commands check while they look a name up: a
+ * refused user must not queue a lock behind, or ahead of, the owner's
+ * sessions.  Functions that read every row of a table refuse a user whom
+ * a row-level security policy of the table applies to (they could not
+ * apply its quals), as PostgreSQL's COPY FROM does.  An
+ * index must exist, be an index, and be of the expected access method,
+ * each with its own SQLSTATE.
  *
  * IDENTIFICATION
  *		src/indexopen.c
@@ -10,27 +18,130 @@
  */
 #include "postgres.h"
 
+#include "access/genam.h"
+#include "access/htup_details.h"
 #include "access/relation.h"
+#include "access/stratnum.h"
 #include "access/table.h"
 #include "catalog/index.h"
 #include "catalog/pg_class.h"
 #include "commands/defrem.h"
+#include "miscadmin.h"
+#include "utils/acl.h"
+#include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
+#include "utils/rls.h"
 #include "utils/syscache.h"
 
 #include "indexopen.h"
 
 /*
+ * The table whose TOAST table is toastoid, or InvalidOid (pg_class has no
+ * index on reltoastrelid: a scan, done only for TOAST arguments).
+ */
+static Oid
+toast_owner_table(Oid toastoid)
+{
+	Relation	classrel;
+	SysScanDesc scan;
+	ScanKeyData key;
+	HeapTuple	tup;
+	Oid			result = InvalidOid;
+
+	ScanKeyInit(&key, Anum_pg_class_reltoastrelid, BTEqualStrategyNumber, F_OIDEQ,
+				ObjectIdGetDatum(toastoid));
+	classrel = table_open(RelationRelationId, AccessShareLock);
+	scan = systable_beginscan(classrel, InvalidOid, false, NULL, 1, &key);
+	if (HeapTupleIsValid(tup = systable_getnext(scan)))
+		result = ((Form_pg_class) GETSTRUCT(tup))->oid;
+	systable_endscan(scan);
+	table_close(classrel, AccessShareLock);
+	return result;
+}
+
+/*
+ * Refuse the current user when a row-level security policy of relid (of
+ * its table, for a TOAST table) applies to them: funcname reads every row
+ * and cannot apply the policies' quals.  row_security = off does not help:
+ * it only turns such a query into an error.  ERROR 42501 naming the table.
+ */
+void
+gx_check_no_row_security(Oid relid, const char *funcname)
+{
+	Oid			table = relid;
+
+	if (get_rel_relkind(relid) == RELKIND_TOASTVALUE)
+	{
+		table = toast_owner_table(relid);
+		if (!OidIsValid(table))
+			return;
+	}
+	if (check_enable_rls(table, InvalidOid, true) == RLS_ENABLED)
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("%s would bypass row-level security policy for table \"%s\"",
+						funcname, get_rel_name(table)),
+				 errdetail("The function reads every row of the table and cannot apply the policies."),
+				 errhint("Query the table instead, or call the function as a role that the policies do not apply to.")));
+}
+
+/*
+ * Refuse the current user, before any lock is taken on relid, unless they
+ * have SELECT on the relation itself (a column grant is not enough: the
+ * functions read whole rows or return their locations) and no row-level
+ * security policy of it applies to them.  42P01 for an OID that names no
+ * relation, 42501 otherwise.
+ */
+void
+gx_check_table_select(Oid relid, const char *funcname)
+{
+	char		relkind = get_rel_relkind(relid);
+	AclResult	aclresult;
+
+	if (relkind == '\0')
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("relation with OID %u does not exist", relid)));
+	aclresult = pg_class_aclcheck(relid, GetUserId(), ACL_SELECT);
+	if (aclresult != ACLCHECK_OK)
+		aclcheck_error(aclresult, get_relkind_objtype(relkind), get_rel_name(relid));
+	gx_check_no_row_security(relid, funcname);
+}
+
+/*
+ * Check that the current user may use funcname on index indexoid of table
+ * heapoid (see GxIndexAccess); no lock is needed.
+ */
+static void
+check_index_access(Oid indexoid, Oid heapoid, GxIndexAccess access, const char *funcname)
+{
+	if (access == GX_INDEX_ACCESS_SELECT)
+	{
+		gx_check_table_select(heapoid, funcname);
+		return;
+	}
+	/* pg_class_ownercheck says yes to superusers */
+	if (!pg_class_ownercheck(indexoid, GetUserId()))
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("must be superuser or the owner of index \"%s\" to check it",
+						get_rel_name(indexoid))));
+	gx_check_no_row_security(heapoid, funcname);
+}
+
+/*
  * Open the table of index 'indexoid' with 'heaplock' (stored in *heap),
  * then the index with 'indexlock' (the order other index users lock them
- * in), and check that it is an index of access method 'amname'.  ERROR
- * 42P01 for an OID that names no relation, 42809 for a relation that is
- * not an index or an index of another access method.
+ * in), and check that it is an index of access method 'amname'.  The
+ * caller's access (see GxIndexAccess) is checked before the first lock and
+ * again once both are held.  ERROR 42P01 for an OID that names no
+ * relation, 42809 for a relation that is not an index or an index of
+ * another access method, 42501 for a user without the access.
  */
 Relation
 gx_open_index_of_am(Oid indexoid, const char *amname, LOCKMODE heaplock, LOCKMODE indexlock,
-					Relation *heap)
+					GxIndexAccess access, const char *funcname, Relation *heap)
 {
 	Oid			heapoid;
 	Relation	index;
@@ -44,6 +155,7 @@ gx_open_index_of_am(Oid indexoid, const char *amname, LOCKMODE heaplock, LOCKMOD
 		ereport(ERROR,
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
 				 errmsg("\"%s\" is not an index", get_rel_name(indexoid))));
+	check_index_access(indexoid, heapoid, access, funcname);
 	*heap = table_open(heapoid, heaplock);
 	index = relation_open(indexoid, indexlock);
 	/* dropped and its OID reused between the lookup and the locks */
@@ -51,6 +163,7 @@ gx_open_index_of_am(Oid indexoid, const char *amname, LOCKMODE heaplock, LOCKMOD
 		ereport(ERROR,
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
 				 errmsg("\"%s\" is not an index", RelationGetRelationName(index))));
+	check_index_access(indexoid, heapoid, access, funcname);
 	if (index->rd_rel->relam != get_index_am_oid(amname, false))
 		ereport(ERROR,
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),

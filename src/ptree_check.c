@@ -442,13 +442,13 @@ gpuext_ptree_check(PG_FUNCTION_ARGS)
 	heapallindexed = PG_GETARG_BOOL(1);
 	lockmode = heapallindexed ? ShareLock : AccessShareLock;
 
-	/* the table first, then the index, as other index users lock them */
-	index = gx_open_index_of_am(indexoid, "gpuext_ptree", lockmode, lockmode, &heaprel);
-	if (!superuser() && !pg_class_ownercheck(indexoid, GetUserId()))
-		ereport(ERROR,
-				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-				 errmsg("must be superuser or the owner of index \"%s\" to check it",
-						RelationGetRelationName(index))));
+	/*
+	 * Superuser or the index's owner, whom no row-level security policy of
+	 * the table applies to, checked before the locks; the table first, then
+	 * the index, as other index users lock them
+	 */
+	index = gx_open_index_of_am(indexoid, "gpuext_ptree", lockmode, lockmode,
+								GX_INDEX_ACCESS_OWNER, "gpuext_ptree_check", &heaprel);
 	if (!index->rd_index->indisvalid)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),

@@ -8,6 +8,7 @@
  *-------------------------------------------------------------------------
  */
 #include "gpuext.h"
+#include "indexopen.h"
 
 #include "access/heapam.h"
 #include "access/table.h"
@@ -187,13 +188,17 @@ gpuext_status(PG_FUNCTION_ARGS)
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 }
 
-/* Open a heap relation for reading, checking kind and privileges. */
+/*
+ * Open a heap relation for reading, checking kind and privileges: SELECT
+ * on the relation and no row-level security policy applying to the user
+ * (funcname counts every row), before the lock and again under it.
+ */
 static Relation
-open_heap_for_read(Oid relid)
+open_heap_for_read(Oid relid, const char *funcname)
 {
 	Relation	rel;
-	AclResult	aclresult;
 
+	gx_check_table_select(relid, funcname);
 	rel = try_relation_open(relid, AccessShareLock);
 	if (rel == NULL)
 		ereport(ERROR,
@@ -211,10 +216,7 @@ open_heap_for_read(Oid relid)
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("\"%s\" does not use the heap access method",
 						RelationGetRelationName(rel))));
-	aclresult = pg_class_aclcheck(relid, GetUserId(), ACL_SELECT);
-	if (aclresult != ACLCHECK_OK)
-		aclcheck_error(aclresult, get_relkind_objtype(rel->rd_rel->relkind),
-					   RelationGetRelationName(rel));
+	gx_check_table_select(relid, funcname);
 	return rel;
 }
 
@@ -238,7 +240,7 @@ gpuext_page_counts(PG_FUNCTION_ARGS)
 
 	require_preload();
 	InitMaterializedSRF(fcinfo, 0);
-	rel = open_heap_for_read(relid);
+	rel = open_heap_for_read(relid, "gpuext_page_counts");
 	buffers = palloc(sizeof(Buffer) * max_pages);
 
 	gx_engine_start_with_mode(&engine, engine_mode);
@@ -288,7 +290,9 @@ gpuext_page_counts(PG_FUNCTION_ARGS)
 
 /*
  * gpuext_service_roundtrip(n): mean microseconds of an empty request
- * through the service (no device work), over n requests.
+ * through the service (no device work), over n requests.  Superuser only
+ * (whatever EXECUTE was granted): a million requests keep the service's
+ * one thread from everyone else's.
  */
 Datum
 gpuext_service_roundtrip(PG_FUNCTION_ARGS)
@@ -299,6 +303,10 @@ gpuext_service_roundtrip(PG_FUNCTION_ARGS)
 	const char *why;
 
 	require_preload();
+	if (!superuser())
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("must be superuser to use gpuext_service_roundtrip")));
 	if (n < 1 || n > 1000000)
 		ereport(ERROR,
 				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),

@@ -3,7 +3,7 @@
 -- raises the documented SQLSTATEs; EXECUTE and SELECT privileges for
 -- plain, pg_monitor and superuser roles.  Self-contained, rolled back.
 BEGIN;
-SELECT plan(69);
+SELECT plan(72);
 
 SET LOCAL client_min_messages = warning;
 CREATE ROLE regress_gpuext_tap_user;
@@ -112,8 +112,12 @@ SELECT function_privs_are('gpuext_debug_sleep', ARRAY['integer', 'integer', 'tex
 SELECT function_privs_are('gpuext_page_counts', ARRAY['regclass', 'text'],
                           'regress_gpuext_tap_user', ARRAY['EXECUTE'],
                           'everyone may execute gpuext_page_counts()');
-SELECT function_privs_are('gpuext_devices', '{}'::name[], 'regress_gpuext_tap_user', ARRAY['EXECUTE'],
-                          'everyone may execute gpuext_devices()');
+SELECT function_privs_are('gpuext_devices', '{}'::name[], 'regress_gpuext_tap_user', '{}'::text[],
+                          'plain roles may not execute gpuext_devices()');
+SELECT function_privs_are('gpuext_devices', '{}'::name[], 'regress_gpuext_tap_monitor', ARRAY['EXECUTE'],
+                          'pg_monitor members may execute gpuext_devices()');
+SELECT function_privs_are('gpuext_service_roundtrip', ARRAY['integer'], 'regress_gpuext_tap_user', '{}'::text[],
+                          'plain roles may not execute gpuext_service_roundtrip()');
 SELECT has_function('gpuext_calibrate_workload', ARRAY['text[]', 'text[]', 'integer', 'bigint', 'boolean']);
 SELECT function_privs_are('gpuext_calibrate_workload', ARRAY['text[]', 'text[]', 'integer', 'bigint', 'boolean'],
                           'regress_gpuext_tap_user', '{}'::text[],
@@ -128,8 +132,8 @@ SELECT throws_ok('SELECT gpuext_debug_sleep(1)', '42501', NULL,
 SELECT throws_ok('SELECT * FROM gpuext_page_counts(''tap_t'')', '42501',
                  'permission denied for table tap_t',
                  'gpuext_page_counts needs SELECT on the table');
-SELECT lives_ok('SELECT * FROM gpuext_devices()', 'a plain role can list devices');
-SELECT lives_ok('SELECT gpuext_service_roundtrip(1)', 'a plain role can time the service');
+SELECT throws_ok('SELECT * FROM gpuext_devices()', '42501', NULL, 'a plain role cannot list devices');
+SELECT throws_ok('SELECT gpuext_service_roundtrip(1)', '42501', NULL, 'a plain role cannot time the service');
 RESET ROLE;
 GRANT SELECT ON tap_t TO regress_gpuext_tap_user;
 GRANT EXECUTE ON FUNCTION gpuext_debug_sleep(int, int, text) TO regress_gpuext_tap_user;
@@ -142,6 +146,7 @@ SELECT throws_ok('SELECT gpuext_debug_sleep(1)', '42501',
 RESET ROLE;
 SET LOCAL ROLE regress_gpuext_tap_monitor;
 SELECT lives_ok('SELECT * FROM gpuext_status()', 'pg_monitor members can read gpuext_status()');
+SELECT lives_ok('SELECT * FROM gpuext_devices()', 'pg_monitor members can list devices');
 RESET ROLE;
 
 SELECT ok((SELECT device_memory_in_use = 0 AND dma_arena_in_use = 0 FROM gpuext_status()),
