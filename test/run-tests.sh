@@ -209,7 +209,7 @@ if [[ "$SKIP" != *" load "* ]]; then
   note "load and faults (test/load/run.sh ci)"
   if LOAD_BUILD=0 PG_CONFIG="$PG_CONFIG" GPUEXT_TEST_ENGINE=$ENGINE LOAD_OUT="$WORK/load-out" \
        bash test/load/run.sh ci >"$WORK/load.log" 2>&1; then
-    grep -E "^  all |^fault test: [0-9]|^  errors by SQLSTATE|^  note: " "$WORK/load.log" | sed 's/^ */   /'
+    grep -E "^pgbench: |^  all |^fault test: [0-9]|^  errors by SQLSTATE|^  note: " "$WORK/load.log" | sed 's/^ */   /'
     pass 1; echo "   ok     load"
   else
     fail 1 "load"; echo "   FAILED load"; cat "$WORK/load.log"
