@@ -144,6 +144,7 @@ class Query:
 
 
 def load_queries(qdir):
+    """The queries of the mix, in file name order."""
     qs = [Query(p) for p in sorted(glob.glob(os.path.join(qdir, "*.sql")))]
     if not qs:
         raise SystemExit("load: no queries in %s" % qdir)
@@ -151,6 +152,7 @@ def load_queries(qdir):
 
 
 def conninfo(args, options, appname="gpuext-load"):
+    """A libpq connection string; options: session settings ('-c name=value ...')."""
     parts = ["host='%s'" % args.host, "port=%s" % args.port, "dbname='%s'" % args.dbname,
              "application_name='%s'" % appname]
     if args.user:
@@ -373,6 +375,8 @@ def cmd_pgbench_report(args):
 # ---------------------------------------------------------------------------
 
 class Phase:
+    """A phase of the fault test: its time span and the SQLSTATEs it allows."""
+
     def __init__(self, name, start):
         self.name = name
         self.start = start
@@ -413,6 +417,7 @@ class Client(threading.Thread):
         self.crashed = None
 
     def connect(self):
+        """A new session (after a lost one too); False, recorded, when refused."""
         r = self.run_
         try:
             self.conn = Conn(r.client_conninfo)
@@ -450,6 +455,7 @@ class Client(threading.Thread):
         return res, rows
 
     def run(self):
+        """Random queries until stopped, each result checked against stock's."""
         r = self.run_
         try:
             while not r.stop.is_set():
@@ -467,8 +473,8 @@ class Client(threading.Thread):
                     self.timeout_ms = want
                 res, rows = self.statement(key, sql, want)
                 if res is not None:
-                    ref = r.ref[key]
-                    d = same_result(ref["types"], rows, [tuple(x) for x in ref["rows"]])
+                    types, want_rows = r.ref[key]
+                    d = same_result(types, rows, want_rows)
                     if d:
                         self.wrong.append((key, d))
         except Exception as e:  # noqa: BLE001 (reported as a violation)
@@ -491,7 +497,7 @@ class FaultRun:
         self.notes = []
         self.instances = [i for q in load_queries(args.queries) for i in q.instances()]
         with open(args.ref) as f:
-            self.ref = json.load(f)
+            self.ref = {k: (v["types"], [tuple(r) for r in v["rows"]]) for k, v in json.load(f).items()}
         missing = [k for k, _ in self.instances if k not in self.ref]
         if missing:
             raise SystemExit("load: no reference result for %s in %s" % (", ".join(missing), args.ref))
@@ -503,9 +509,10 @@ class FaultRun:
         self.services = []
 
     # -- the controller's session, which survives the cluster's restart ------
-    def q(self, sql, tries=None):
-        """Rows of sql on the controller's session, reconnecting (up to --service-back-secs)."""
-        deadline = time.time() + (self.args.service_back_secs if tries is None else 0)
+    def q(self, sql, retry=True):
+        """Rows of sql on the controller's session, reconnecting; with retry,
+        trying again for up to --service-back-secs (the cluster restarts)."""
+        deadline = time.time() + (self.args.service_back_secs if retry else 0)
         while True:
             try:
                 if self.ctl is None or not self.ctl.alive():
@@ -522,10 +529,12 @@ class FaultRun:
                 time.sleep(0.2)
 
     def status(self):
+        """gpuext_status() through the controller's session."""
         row = self.q("SELECT %s FROM gpuext_status()" % ", ".join(STATUS_COLS))[0]
         return dict(zip(STATUS_COLS, row))
 
     def begin(self, name):
+        """End the current phase and start the next."""
         now = time.time()
         if self.phase is not None:
             self.phase.end = now
@@ -535,6 +544,7 @@ class FaultRun:
         return self.phase
 
     def sleep_until(self, t):
+        """Sleep until time t (time.time()'s clock)."""
         while time.time() < t:
             time.sleep(min(0.05, max(0.0, t - time.time())))
 
@@ -556,10 +566,13 @@ class FaultRun:
 
     # -- phases ---------------------------------------------------------------
     def phase_quiet(self, name, secs):
+        """A phase with nothing injected."""
         self.begin(name)
         self.sleep_until(time.time() + secs)
 
     def phase_cancel(self, secs):
+        """pg_cancel_backend of a random busy client every --cancel-every-ms
+        (the clients draw short statement_timeouts themselves meanwhile)."""
         p = self.begin("cancel")
         end = time.time() + secs
         sent = 0
@@ -570,7 +583,7 @@ class FaultRun:
                 c = self.rng.choice(busy)
                 c.cancel_at = time.time()
                 try:
-                    self.q("SELECT pg_cancel_backend(%d)" % c.pid, tries=0)
+                    self.q("SELECT pg_cancel_backend(%d)" % c.pid, retry=False)
                     sent += 1
                 except PGError as e:
                     self.violations.append("pg_cancel_backend failed: %s" % e)
@@ -579,6 +592,7 @@ class FaultRun:
             sent, self.short_timeout[0], self.short_timeout[1])
 
     def phase_inject(self, kind, secs):
+        """Device faults of one kind, re-armed every 0.5 s, cleared at the end."""
         p = self.begin(kind)
         end = time.time() + secs
         calls = 0
@@ -590,6 +604,7 @@ class FaultRun:
         p.note = "gpuext_debug_inject_fault('%s', %d) %d times" % (kind, self.args.fault_count, calls)
 
     def phase_service(self, name, sig, secs):
+        """Signal the GPU service and wait for its successor."""
         p = self.begin(name)
         st = self.status()
         pid = int(st["service_pid"]) if st["service_pid"] else None
@@ -620,6 +635,7 @@ class FaultRun:
 
     # -- checks ---------------------------------------------------------------
     def allowed(self, t0, t1):
+        """SQLSTATEs allowed to a statement that ran from t0 to t1."""
         tail = self.args.tail_ms / 1000.0
         out = set()
         for p in self.phases:
@@ -628,6 +644,7 @@ class FaultRun:
         return out
 
     def check_records(self):
+        """Wrong results, errors not allowed, latencies over their bounds."""
         poll = self.poll_ms / 1000.0
         slack = self.args.slack_ms / 1000.0
         self.over = []        # latency over the statement_timeout, of timed-out queries
@@ -680,6 +697,7 @@ class FaultRun:
             self.violations.append("server log: %s" % line.strip()[:300])
 
     def run(self):
+        """The phases, then the checks and the report; the exit status."""
         a = self.args
         self.rng = random.Random(a.seed)
         self.killed_pid = None
@@ -736,6 +754,7 @@ class FaultRun:
         return 1 if self.violations else 0
 
     def report(self, before, after, secs):
+        """The fault test's report (stdout)."""
         a = self.args
         recs = [r for c in self.clients for r in c.records if r.key != "SET"]
         ok = sum(1 for r in recs if r.state is None)
@@ -800,10 +819,12 @@ class FaultRun:
 
 
 def cmd_faults(args):
+    """The fault test; its exit status."""
     return FaultRun(args).run()
 
 
 def main():
+    """Options and the subcommand; the exit status."""
     env = os.environ.get
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--host", default=env("PGHOST", "/tmp"))
