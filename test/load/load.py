@@ -77,6 +77,10 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 FLOAT4, FLOAT8 = 700, 701
 FLOAT_RTOL = {FLOAT4: 1e-5, FLOAT8: 1e-9}
 MAX_INSTANCES = 64           # values a query's parameters may take in all
+# libpq's messages (no SQLSTATE) for a connection the server dropped
+CONNECTION_LOST = re.compile(r"server closed the connection|connection to server was lost|"
+                             r"no connection to the server|could not send data to server|"
+                             r"could not receive data from server|SSL SYSCALL error")
 
 # SQLSTATEs allowed in each phase (see the module's docstring)
 ALLOWED = {
@@ -443,8 +447,10 @@ class Client(threading.Thread):
         except PGError as e:
             res, rows = None, None
             state, msg = e.sqlstate, str(e).splitlines()[0][:200] if str(e) else ""
-            if not self.conn.alive():
-                # libpq's own "server closed the connection unexpectedly" has no SQLSTATE
+            # libpq's own "server closed the connection unexpectedly" has no
+            # SQLSTATE, and the connection's status is not always
+            # CONNECTION_BAD yet when PQexec returns it
+            if not self.conn.alive() or (state is None and CONNECTION_LOST.search(str(e))):
                 state = state or "08006"
                 self.conn.close()
                 self.conn = None

@@ -134,7 +134,8 @@ check() {
   # $1 label, rest: load.py check options
   local label=$1
   shift
-  loadpy check --label "$label" ${LOAD_REQUIRE_OFFLOAD:+--require-offload} "$@" >"$OUT/check-${label// /-}.log" 2>&1
+  [ "${LOAD_REQUIRE_OFFLOAD:-0}" = 1 ] && set -- --require-offload "$@"
+  loadpy check --label "$label" "$@" >"$OUT/check-${label// /-}.log" 2>&1
   local r=$?
   if [ $r != 0 ] || [ "$label" = before ]; then
     tee -a "$REPORT" <"$OUT/check-${label// /-}.log"
