@@ -15,6 +15,9 @@
 #                         machine; test/sanitize.sh)
 #   make fuzz-sqlsmith [N=1000] [SEED=1]  SQLsmith's random queries with
 #                         gpuext forced on; fails on a crash (test/fuzz/sqlsmith.sh)
+#   make load [MODE=all]  pgbench with the offloaded query mix beside stock and
+#                         the fault test (MODE load, faults, all or ci; see
+#                         test/load/README)
 
 EXTENSION  = gpuext
 EXTVERSION = 0.1
@@ -84,7 +87,7 @@ $(C_SRCS:.c=.o): $(wildcard src/*.h costmodel/*.h) $(CU_HDRS)
 test/gpu/gpuext-replay: test/gpu/replay.cu $(CU_OBJS) $(CU_HDRS)
 	$(if $(BUILD_NVCC),$(BUILD_NVCC) $(NVCC_FLAGS) $< $(CU_OBJS) -o $@,@echo "gpuext-replay needs nvcc" && false)
 
-.PHONY: test demo bench fuzz fuzz-sqlsmith valgrind compute-sanitizer
+.PHONY: test demo bench fuzz fuzz-sqlsmith load valgrind compute-sanitizer
 test:
 	+bash test/run-tests.sh
 
@@ -106,3 +109,6 @@ compute-sanitizer:
 
 fuzz-sqlsmith:
 	SQLSMITH_N='$(N)' SQLSMITH_SEED='$(SEED)' bash test/fuzz/sqlsmith.sh
+
+load:
+	bash test/load/run.sh $(or $(MODE),all)

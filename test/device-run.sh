@@ -39,6 +39,16 @@
 #       SWEEP="ARGS" then runs test/bench/sweep.py ARGS on the same cluster
 #       (a setting's values timed interleaved, e.g. the worker counts of
 #       a query's Gather) with the time left.
+#   bash test/device-run.sh load [MODE]
+#       test/load/run.sh MODE (default load; faults, all) at the GPU
+#       machine's size: LOAD_ROWS 20M rows, pgbench with 4 clients a core,
+#       LOAD_DURATION 180 s a configuration (100 with all), gpuext beside
+#       stock; the fault test with LOAD_FAULT_CLIENTS 64 clients, phases of
+#       LOAD_PHASE_SECS 20 s (cancel storm, injected kernel and allocation
+#       faults, SIGTERM and SIGKILL of the GPU service).  Its report is
+#       printed and kept as $OUT/load-report.txt (for docs/benchmarks.md),
+#       its logs and the server log as $OUT/load.tar.xz.  Other LOAD_*
+#       variables: test/load/run.sh.
 #   bash test/device-run.sh bench TAG [VAR=VALUE ...]
 #       one make bench with those variables (e.g. SCALE=10 QUERIES=ssb); its
 #       output folder packed as $OUT/TAG.tar.xz.
@@ -58,7 +68,7 @@ T0=$(date +%s)
 elapsed() { echo $(($(date +%s) - T0)); }
 
 case "${1:-}" in
-  tests|bench|costmodel|sanitize|index) ;;
+  tests|bench|costmodel|sanitize|index|load) ;;
   *) sed -n '2,/^set -u/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 2 ;;
 esac
 if ! command -v pg_config >/dev/null; then
@@ -186,6 +196,28 @@ dynamic_shared_memory_type = mmap"
                               'stock_agg_row_us', 'stock_group_us', 'client_row_us',
                               'parallel_start_us', 'parallel_worker_us', 'gpu_setup_us', 'gpuagg_setup_us')"
     done
+    exit $rc
+    ;;
+  load)
+    mode=${2:-load}
+    make -j"$(nproc)" -s >/tmp/build.log 2>&1 || { cat /tmp/build.log; exit 1; }
+    echo "built after $(elapsed) s"
+    dur=180
+    [ "$mode" = all ] && dur=100
+    rm -rf /tmp/load-out
+    timeout $((585 - $(elapsed))) env LOAD_ROWS="${LOAD_ROWS:-20000000}" \
+      LOAD_DURATION="${LOAD_DURATION:-$dur}" LOAD_FAULT_CLIENTS="${LOAD_FAULT_CLIENTS:-64}" \
+      LOAD_PHASE_SECS="${LOAD_PHASE_SECS:-20}" LOAD_OUT=/tmp/load-out LOAD_KEEP=1 \
+      bash test/load/run.sh "$mode" >"$OUT/load.log" 2>&1
+    rc=$?
+    echo "load test ($mode) rc=$rc after $(elapsed) s"
+    grep -vE "^== (starting|GPU service)|^-1: |^[0-9]+: " /tmp/load-out/report.txt 2>/dev/null ||
+      tail -60 "$OUT/load.log"
+    cp /tmp/load-out/report.txt "$OUT/load-report.txt" 2>/dev/null
+    for d in /tmp/gpuext-load.*; do
+      [ -f "$d/server.log" ] && tail -c 3000000 "$d/server.log" >/tmp/load-out/server.log
+    done
+    tar -C /tmp -cJf "$OUT/load.tar.xz" load-out
     exit $rc
     ;;
   bench)

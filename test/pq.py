@@ -1,5 +1,6 @@
 """A minimal libpq client through ctypes (Python standard library only),
-shared by the benchmark (test/bench) and the differential fuzzer (test/fuzz).
+shared by the benchmark (test/bench), the differential fuzzer (test/fuzz)
+and the load and fault tests (test/load).
 
 The benchmark times queries as a client sees them: PQexec of the query
 until its whole result sits in the client's memory.  Going through libpq
@@ -19,10 +20,16 @@ _lib = None
 PGRES_COMMAND_OK = 1
 PGRES_TUPLES_OK = 2
 CONNECTION_OK = 0
+PG_DIAG_SQLSTATE = ord("C")
 
 
 class PGError(Exception):
-    """An error reported by the server or by libpq."""
+    """An error reported by the server or by libpq.  sqlstate: the server's
+    SQLSTATE, None when libpq raised it (a lost connection, for one)."""
+
+    def __init__(self, msg, sqlstate=None):
+        super().__init__(msg)
+        self.sqlstate = sqlstate
 
 
 def _which(prog):
@@ -157,8 +164,10 @@ class Conn:
         st = L.PQresultStatus(res)
         if st not in (PGRES_COMMAND_OK, PGRES_TUPLES_OK):
             msg = L.PQresultErrorMessage(res).decode(errors="replace").strip()
+            state = L.PQresultErrorField(res, PG_DIAG_SQLSTATE)
             L.PQclear(res)
-            raise PGError(msg or "query failed (status %d)" % st)
+            raise PGError(msg or "query failed (status %d)" % st,
+                          state.decode() if state else None)
         return res
 
     def execute(self, sql):
@@ -196,6 +205,10 @@ class Conn:
 
     def backend_pid(self):
         return lib().PQbackendPID(self.conn)
+
+    def alive(self):
+        """Whether the connection is still usable (libpq's status is OK)."""
+        return self.conn is not None and lib().PQstatus(self.conn) == CONNECTION_OK
 
     def close(self):
         if self.conn:

@@ -14,6 +14,11 @@
 #                   and says so, when the sqlsmith binary is not installed)
 #   bench           test/bench/ci-smoke.sh: the benchmark suite at scale tiny,
 #                   results must agree across configurations (its own cluster)
+#   load            test/load/run.sh ci: pgbench with the offloaded query mix
+#                   beside stock, then the fault test (cancels, timeouts,
+#                   injected device faults, SIGTERM and SIGKILL of the GPU
+#                   service under load), results checked against stock's
+#                   (one test; its own cluster)
 #
 # Environment:
 #   PG_CONFIG             pg_config of the server to test (default: on PATH)
@@ -21,7 +26,7 @@
 #   GPUEXT_TESTS="a b"    run only these pg_regress tests (in the schedule's order)
 #   GPUEXT_TAP_TESTS="test/t/006_*.pl"   run only these TAP tests
 #   GPUEXT_SKIP="tap ..." skip suites: regress isolation pgtap tap gpu bench fuzz
-#                         sqlsmith
+#                         sqlsmith load
 #   GPUEXT_FUZZ_QUERIES, GPUEXT_FUZZ_SEED   the fuzz suite's size and seed (500, 1)
 #   GPUEXT_SQLSMITH_QUERIES, GPUEXT_SQLSMITH_SEED   the sqlsmith suite's queries
 #                         per pass and seed (1000, 1)
@@ -197,6 +202,17 @@ if [[ "$SKIP" != *" bench "* ]]; then
     pass 1; echo "   ok     bench smoke"
   else
     fail 1 "bench smoke"; echo "   FAILED bench smoke"; tail -n 60 "$WORK/bench.log"
+  fi
+fi
+
+if [[ "$SKIP" != *" load "* ]]; then
+  note "load and faults (test/load/run.sh ci)"
+  if LOAD_BUILD=0 PG_CONFIG="$PG_CONFIG" GPUEXT_TEST_ENGINE=$ENGINE LOAD_OUT="$WORK/load-out" \
+       bash test/load/run.sh ci >"$WORK/load.log" 2>&1; then
+    grep -E "^pgbench: |^  all |^fault test: [0-9]|^  errors by SQLSTATE|^  note: " "$WORK/load.log" | sed 's/^ */   /'
+    pass 1; echo "   ok     load"
+  else
+    fail 1 "load"; echo "   FAILED load"; cat "$WORK/load.log"
   fi
 fi
 
