@@ -59,6 +59,7 @@ extern int	gpuext_dma_buffer_size_mb;
 extern int	gpuext_max_batch_pages;
 extern int	gpuext_service_poll_ms;
 extern int	gpuext_debug_inject_fault;
+extern int	gpuext_debug_queue_start;
 
 extern PGDLLEXPORT void _PG_init(void);
 
@@ -137,10 +138,14 @@ typedef struct GxShared
 	pg_atomic_uint64 service_restarts;
 	pg_atomic_uint32 calibration_generation;	/* bumped by gpuext_calibrate() */
 
-	/* submission queue: ring of slot indexes */
+	/*
+	 * submission queue: ring of queue_size (a power of two) slot indexes;
+	 * head and tail count the entries taken and added, wrapping at 2^32
+	 */
 	slock_t		queue_lock;
 	uint32		queue_head;
 	uint32		queue_tail;
+	uint32		queue_size;
 
 	/* the DMA arena */
 	LWLock	   *arena_lock;
@@ -149,7 +154,7 @@ typedef struct GxShared
 	uint32		arena_units_used;
 
 	int			nslots;
-	/* then: GxSlot slots[nslots]; uint32 queue[nslots]; uint32 units[arena_units] */
+	/* then: GxSlot slots[nslots]; uint32 queue[queue_size]; uint32 units[arena_units] */
 } GxShared;
 
 #define GX_ARENA_UNIT		(64 * 1024)

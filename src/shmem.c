@@ -33,6 +33,22 @@ gx_nslots(void)
 	return (MaxBackends + NUM_AUXILIARY_PROCS + max_prepared_xacts) * GX_SLOTS_PER_BACKEND;
 }
 
+/*
+ * Entries of the submission queue's ring: the least power of two that
+ * holds every slot.  The queue's counters run freely and wrap at 2^32, a
+ * multiple of any power of two up to it, so an entry's place in the ring
+ * (counter modulo the ring's size) never jumps where they wrap.
+ */
+static uint32
+gx_queue_size(int nslots)
+{
+	uint32		size = 1;
+
+	while (size < (uint32) nslots)
+		size <<= 1;
+	return size;
+}
+
 static Size
 gx_arena_bytes(void)
 {
@@ -47,7 +63,7 @@ gx_shared_size(void)
 	int			nslots = gx_nslots();
 
 	sz = add_size(sz, mul_size(nslots, sizeof(GxSlot)));
-	sz = add_size(sz, mul_size(nslots, sizeof(uint32)));
+	sz = add_size(sz, mul_size(gx_queue_size(nslots), sizeof(uint32)));
 	sz = add_size(sz, mul_size(gx_arena_bytes() / GX_ARENA_UNIT, sizeof(uint32)));
 	return sz;
 }
@@ -102,6 +118,7 @@ gx_shmem_startup(void)
 		SpinLockInit(&gx_shared->queue_lock);
 		gx_shared->service_state = GX_SERVICE_NOT_STARTED;
 		gx_shared->nslots = nslots;
+		gx_shared->queue_size = gx_queue_size(nslots);
 		for (int i = 0; i < nslots; i++)
 		{
 			GxSlot	   *s = gx_slot(i);
@@ -125,6 +142,8 @@ gx_shmem_startup(void)
 		gx_shared->arena_size = gx_arena_bytes();
 		gx_shared->arena_units = gx_arena_bytes() / GX_ARENA_UNIT;
 		gx_shared->arena_lock = &(GetNamedLWLockTranche("gpuext"))->lock;
+		/* (tests of the wrap-around start just before it) */
+		gx_shared->queue_head = gx_shared->queue_tail = (uint32) 0 - (uint32) gpuext_debug_queue_start;
 	}
 	gx_colcache_shmem_startup();
 	LWLockRelease(AddinShmemInitLock);
@@ -138,9 +157,10 @@ gx_queue_push(uint32 slot_index)
 	bool		ok = false;
 
 	SpinLockAcquire(&gx_shared->queue_lock);
+	/* (each slot is queued at most once, so nslots entries never overflow) */
 	if (gx_shared->queue_tail - gx_shared->queue_head < (uint32) gx_shared->nslots)
 	{
-		q[gx_shared->queue_tail % gx_shared->nslots] = slot_index;
+		q[gx_shared->queue_tail & (gx_shared->queue_size - 1)] = slot_index;
 		gx_shared->queue_tail++;
 		ok = true;
 	}
@@ -158,7 +178,7 @@ gx_queue_pop(uint32 *slot_index)
 	SpinLockAcquire(&gx_shared->queue_lock);
 	if (gx_shared->queue_head != gx_shared->queue_tail)
 	{
-		*slot_index = q[gx_shared->queue_head % gx_shared->nslots];
+		*slot_index = q[gx_shared->queue_head & (gx_shared->queue_size - 1)];
 		gx_shared->queue_head++;
 		ok = true;
 	}
