@@ -78,6 +78,7 @@ host_alloc(int dev, uint64_t bytes, void **ptr, char *err, int errlen)
 	return 0;
 }
 
+/* Free what host_alloc gave. */
 static void
 host_free(int dev, void *ptr)
 {
@@ -90,6 +91,7 @@ host_free(int dev, void *ptr)
 	free(mem);
 }
 
+/* Copy into the stand-in's memory (ordinary memory). */
 static int
 host_copy_to_device(int dev, void *dst, const void *src, size_t bytes, char *err, int errlen)
 {
@@ -104,6 +106,7 @@ host_device_view(int dev, void *host)
 	return host;
 }
 
+/* The stand-in's free and total memory. */
 static int
 host_mem_info(int dev, uint64_t *free_bytes, uint64_t *total_bytes)
 {
@@ -112,6 +115,7 @@ host_mem_info(int dev, uint64_t *free_bytes, uint64_t *total_bytes)
 	return 0;
 }
 
+/* Nothing is cached to give back. */
 static void
 host_trim(int dev)
 {
@@ -226,6 +230,7 @@ host_poll(int dev, int handle, float *ms, int *sticky, char *err, int errlen)
 	return 1;
 }
 
+/* The stand-in has no link or device to measure. */
 static int
 host_calibrate(int dev, void *host, size_t host_bytes, GxCalibration *out, char *err, int errlen)
 {
@@ -233,6 +238,7 @@ host_calibrate(int dev, void *host, size_t host_bytes, GxCalibration *out, char 
 	return -1;
 }
 
+/* Nothing to reset: no error of the stand-in is sticky. */
 static int
 host_reset(int dev, char *err, int errlen)
 {
