@@ -4,7 +4,8 @@
 # hands the request over within a fraction of a second and the service
 # frees it (its device memory, its DMA arena space, its slot) once it is
 # done; the tasks a terminated session held are freed as well.  On the
-# host test device (gpuext.debug_host_device) where there is no GPU.  The
+# host test device (gpuext.debug_host_device) where there is no GPU (on
+# the GPU where there is one).  The
 # counters say what happened: cancelled and abandoned requests are not
 # failures.
 use strict;
