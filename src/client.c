@@ -130,26 +130,71 @@ service_alive(uint32 generation)
 	return kill(pid, 0) == 0;
 }
 
+/* The monotonic clock, in microseconds. */
+static uint64
+now_us(void)
+{
+	instr_time	now;
+
+	INSTR_TIME_SET_CURRENT(now);
+	return INSTR_TIME_GET_MICROSEC(now);
+}
+
+/* A free request slot of this backend (the first is 'first'), or -1 */
+static int
+free_slot(int first)
+{
+	for (int i = first; i < first + GX_SLOTS_PER_BACKEND; i++)
+		if (pg_atomic_read_u32(&gx_slot(i)->state) == GX_SLOT_FREE)
+			return i;
+	return -1;
+}
+
+/*
+ * Does the service hold one of this backend's slots for a request nobody
+ * waits for (a detached one, an abandoned one)?  It frees the slot when
+ * done, soon as a rule.
+ */
+static bool
+slot_coming_back(int first)
+{
+	for (int i = first; i < first + GX_SLOTS_PER_BACKEND; i++)
+	{
+		uint32		state = pg_atomic_read_u32(&gx_slot(i)->state);
+
+		if (state == GX_SLOT_ABANDONED || (state != GX_SLOT_FREE && gx_slot(i)->detached))
+			return true;
+	}
+	return false;
+}
+
 /*
  * Reserve a request slot of this backend and 'batch_bytes' of DMA arena.
- * Returns NULL when either is exhausted; the caller then uses the CPU
- * engine (or waits for one of its requests in flight).
+ * With may_wait, when every slot is taken and the service is about to
+ * give one back (cleanup's requests), wait for it a short time,
+ * interruptibly.  Returns NULL when either is exhausted; the caller then
+ * uses the CPU engine (or waits for one of its requests in flight).
  */
-GxRequest *
-gx_request_create(Size batch_bytes)
+static GxRequest *
+request_create(Size batch_bytes, bool may_wait)
 {
 	GxRequest  *req;
 	int			first = MyProc->pgprocno * GX_SLOTS_PER_BACKEND;
-	int			slot_index = -1;
+	int			slot_index = free_slot(first);
 	uint64		off,
 				len;
 
-	for (int i = first; i < first + GX_SLOTS_PER_BACKEND; i++)
+	if (slot_index < 0 && may_wait && slot_coming_back(first))
 	{
-		if (pg_atomic_read_u32(&gx_slot(i)->state) == GX_SLOT_FREE)
+		uint64		deadline = now_us() + GX_CLEANUP_WAIT_MS * 1000;
+
+		while (slot_index < 0 && now_us() < deadline && slot_coming_back(first))
 		{
-			slot_index = i;
-			break;
+			(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+							 1, PG_WAIT_EXTENSION);
+			ResetLatch(MyLatch);
+			CHECK_FOR_INTERRUPTS();
+			slot_index = free_slot(first);
 		}
 	}
 	if (slot_index < 0)
@@ -168,6 +213,17 @@ gx_request_create(Size batch_bytes)
 	pg_atomic_write_u32(&gx_slot(slot_index)->cancel, 0);
 	dlist_push_tail(&my_requests, &req->node);
 	return req;
+}
+
+/*
+ * Reserve a request slot of this backend and 'batch_bytes' of DMA arena.
+ * Returns NULL when either is exhausted; the caller then uses the CPU
+ * engine (or waits for one of its requests in flight).
+ */
+GxRequest *
+gx_request_create(Size batch_bytes)
+{
+	return request_create(batch_bytes, true);
 }
 
 /* How many of this backend's request slots are free now? */
@@ -336,16 +392,6 @@ cancel_request(GxRequest *req)
 {
 	pg_atomic_write_u32(&gx_slot(req->slot_index)->cancel, 1);
 	wake_service();
-}
-
-/* The monotonic clock, in microseconds. */
-static uint64
-now_us(void)
-{
-	instr_time	now;
-
-	INSTR_TIME_SET_CURRENT(now);
-	return INSTR_TIME_GET_MICROSEC(now);
 }
 
 /* The deadline of a cleanup that starts now: GX_CLEANUP_WAIT_MS ahead. */
@@ -521,7 +567,7 @@ run_request(Size bytes, int kind, void (*fill) (GxBatch *, void *), void *arg,
 static bool
 send_detached(Size bytes, int kind, void (*fill) (GxBatch *, void *), void *arg)
 {
-	GxRequest  *req = gx_request_create(bytes);
+	GxRequest  *req = request_create(bytes, false);
 
 	if (req == NULL)
 		return false;
