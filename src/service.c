@@ -728,6 +728,19 @@ start_request(uint32 slot_index)
 			}
 		dev = ctask->device;
 	}
+	else
+	{
+		/* (the CPU engine's cache id names nothing here) */
+		const GxPageRef *refs = gx_batch_pages(b);
+
+		for (uint32 i = 0; i < b->npages; i++)
+			if (refs[i].flags & GX_PAGE_CACHED)
+			{
+				finish_request(slot_index, GX_ERR_BAD_REQUEST,
+							   "a column cache page without the cache's device copy", 0);
+				return;
+			}
+	}
 	f = &inflight[ninflight];
 	memset(f, 0, sizeof(*f));
 	f->slot_index = slot_index;
