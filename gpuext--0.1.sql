@@ -45,7 +45,8 @@ CREATE FUNCTION gpuext_status(
     OUT device_time_ms float8,
     OUT device_memory_in_use bigint,
     OUT dma_arena_in_use bigint,
-    OUT service_restarts bigint)
+    OUT service_restarts bigint,
+    OUT requests_abandoned bigint)
 RETURNS record
 AS 'MODULE_PATHNAME', 'gpuext_status'
 LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
@@ -84,6 +85,51 @@ AS 'MODULE_PATHNAME', 'gpuext_debug_sleep'
 LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
 
 REVOKE ALL ON FUNCTION gpuext_debug_sleep(int, int, text) FROM PUBLIC;
+
+-- Debugging: make the next 'count' device launches ('kernel') or device
+-- allocations ('alloc') fail, on the GPU and on the CPU engine; 'none'
+-- clears both (superuser only)
+CREATE FUNCTION gpuext_debug_inject_fault(kind text, count int DEFAULT 1)
+RETURNS void
+AS 'MODULE_PATHNAME', 'gpuext_debug_inject_faults'
+LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+
+REVOKE ALL ON FUNCTION gpuext_debug_inject_fault(text, int) FROM PUBLIC;
+
+-- Debugging: a group table in device memory, kept for the query, the
+-- session or (none) until the session ends; owner_pid stands for the pid
+-- of the process that owns it (superuser only)
+CREATE FUNCTION gpuext_debug_task_create(bytes bigint DEFAULT 1048576,
+                                         keep text DEFAULT 'session',
+                                         owner_pid int DEFAULT NULL)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'gpuext_debug_task_create'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+REVOKE ALL ON FUNCTION gpuext_debug_task_create(bigint, text, int) FROM PUBLIC;
+
+-- Debugging: free a task (superuser only)
+CREATE FUNCTION gpuext_debug_task_destroy(task bigint)
+RETURNS void
+AS 'MODULE_PATHNAME', 'gpuext_debug_task_destroy'
+LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+
+REVOKE ALL ON FUNCTION gpuext_debug_task_destroy(bigint) FROM PUBLIC;
+
+-- Debugging: one request ('fetch', 'page_count', 'noop') as a backend
+-- would send it, to the service or the CPU engine, well-formed or not;
+-- returns its result (superuser only)
+CREATE FUNCTION gpuext_debug_request(kind text,
+                                     engine text DEFAULT 'service',
+                                     task bigint DEFAULT 0,
+                                     first bigint DEFAULT 0,
+                                     count bigint DEFAULT 1,
+                                     out_bytes bigint DEFAULT NULL)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'gpuext_debug_request'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+REVOKE ALL ON FUNCTION gpuext_debug_request(text, text, bigint, bigint, bigint, bigint) FROM PUBLIC;
 
 -- Calibrated cost-model parameters (gpuext_calibrate() writes them; every
 -- backend applies them as defaults of the gpuext.* settings)

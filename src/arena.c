@@ -20,7 +20,7 @@
 static uint32 *
 arena_map(void)
 {
-	return gx_queue() + gx_shared->nslots;
+	return gx_queue() + gx_shared->queue_size;
 }
 
 /*

@@ -8,8 +8,12 @@
  * Requests belong to the resource owner that was current when they were
  * created: when it is released (at the end of the query, or because of
  * an error), requests still in flight are cancelled and their arena space
- * is freed only once the service let go of it.  A request the service does
- * not release in time is abandoned to the service, which frees it.
+ * is freed only once the service let go of it.  Cleanup waits a short,
+ * bounded time for that (GX_CLEANUP_WAIT_MS for all the requests of one
+ * release together); a request the service has not let go of by then is
+ * abandoned to the service, which frees it when its kernel ends.  Tasks
+ * freed during cleanup are freed by detached requests, which the service
+ * runs and frees without anyone waiting for them.
  *
  * IDENTIFICATION
  *		src/client.c
@@ -21,6 +25,7 @@
 
 #include "miscadmin.h"
 #include "pgstat.h"
+#include "portability/instr_time.h"
 #include "storage/ipc.h"
 #include "storage/proc.h"
 #include "utils/memutils.h"
@@ -50,8 +55,31 @@ typedef struct GxOwnedTask
 
 static dlist_head my_tasks = DLIST_STATIC_INIT(my_tasks);
 
-/* how long cleanup waits for the service to let go of a request */
-#define CLEANUP_WAIT_MS		5000
+/*
+ * How long cleanup (an error, a cancel, the end of a query, the process's
+ * exit) waits for the service to let go of the requests it cancels, all
+ * of them together: short, since it cannot be interrupted.
+ */
+#define GX_CLEANUP_WAIT_MS	100
+
+/*
+ * This process's session number (gx_proc_session), from its first request
+ * on; 0 before.
+ */
+static uint64 my_session = 0;
+
+/* the pid requests name as their owner's, when not 0 (debug.c) */
+int			gx_debug_owner_pid = 0;
+
+/*
+ * Tasks to free whose destroy request could not be sent (no free request
+ * slot or arena space during cleanup): sent at the next chance.  A task
+ * left here when the process exits is freed by the service's sweep of
+ * ended sessions.
+ */
+#define MAX_PENDING_DESTROYS 64
+static uint32 pending_destroys[MAX_PENDING_DESTROYS];
+static int	npending_destroys = 0;
 
 /*
  * Is the service up with a GPU?  If not, *why says why (for EXPLAIN,
@@ -105,26 +133,71 @@ service_alive(uint32 generation)
 	return kill(pid, 0) == 0;
 }
 
+/* The monotonic clock, in microseconds. */
+static uint64
+now_us(void)
+{
+	instr_time	now;
+
+	INSTR_TIME_SET_CURRENT(now);
+	return INSTR_TIME_GET_MICROSEC(now);
+}
+
+/* A free request slot of this backend (the first is 'first'), or -1 */
+static int
+free_slot(int first)
+{
+	for (int i = first; i < first + GX_SLOTS_PER_BACKEND; i++)
+		if (pg_atomic_read_u32(&gx_slot(i)->state) == GX_SLOT_FREE)
+			return i;
+	return -1;
+}
+
+/*
+ * Does the service hold one of this backend's slots for a request nobody
+ * waits for (a detached one, an abandoned one)?  It frees the slot when
+ * done, soon as a rule.
+ */
+static bool
+slot_coming_back(int first)
+{
+	for (int i = first; i < first + GX_SLOTS_PER_BACKEND; i++)
+	{
+		uint32		state = pg_atomic_read_u32(&gx_slot(i)->state);
+
+		if (state == GX_SLOT_ABANDONED || (state != GX_SLOT_FREE && gx_slot(i)->detached))
+			return true;
+	}
+	return false;
+}
+
 /*
  * Reserve a request slot of this backend and 'batch_bytes' of DMA arena.
- * Returns NULL when either is exhausted; the caller then uses the CPU
- * engine (or waits for one of its requests in flight).
+ * With may_wait, when every slot is taken and the service is about to
+ * give one back (cleanup's requests), wait for it a short time,
+ * interruptibly.  Returns NULL when either is exhausted; the caller then
+ * uses the CPU engine (or waits for one of its requests in flight).
  */
-GxRequest *
-gx_request_create(Size batch_bytes)
+static GxRequest *
+request_create(Size batch_bytes, bool may_wait)
 {
 	GxRequest  *req;
 	int			first = MyProc->pgprocno * GX_SLOTS_PER_BACKEND;
-	int			slot_index = -1;
+	int			slot_index = free_slot(first);
 	uint64		off,
 				len;
 
-	for (int i = first; i < first + GX_SLOTS_PER_BACKEND; i++)
+	if (slot_index < 0 && may_wait && slot_coming_back(first))
 	{
-		if (pg_atomic_read_u32(&gx_slot(i)->state) == GX_SLOT_FREE)
+		uint64		deadline = now_us() + GX_CLEANUP_WAIT_MS * 1000;
+
+		while (slot_index < 0 && now_us() < deadline && slot_coming_back(first))
 		{
-			slot_index = i;
-			break;
+			(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+							 1, PG_WAIT_EXTENSION);
+			ResetLatch(MyLatch);
+			CHECK_FOR_INTERRUPTS();
+			slot_index = free_slot(first);
 		}
 	}
 	if (slot_index < 0)
@@ -145,6 +218,17 @@ gx_request_create(Size batch_bytes)
 	return req;
 }
 
+/*
+ * Reserve a request slot of this backend and 'batch_bytes' of DMA arena.
+ * Returns NULL when either is exhausted; the caller then uses the CPU
+ * engine (or waits for one of its requests in flight).
+ */
+GxRequest *
+gx_request_create(Size batch_bytes)
+{
+	return request_create(batch_bytes, true);
+}
+
 /* How many of this backend's request slots are free now? */
 int
 gx_request_slots_free(void)
@@ -158,14 +242,19 @@ gx_request_slots_free(void)
 	return n;
 }
 
-/* Hand a filled batch to the service. */
-void
-gx_request_submit(GxRequest *req, int kind)
+static void wake_service(void);
+
+/*
+ * Hand a filled batch to the service; a detached one is the service's to
+ * free once done (its owner never waits for it).
+ */
+static void
+submit_request(GxRequest *req, int kind, bool detached)
 {
 	GxSlot	   *s = gx_slot(req->slot_index);
 
 	Assert(!req->in_flight);
-	s->owner_pid = MyProcPid;
+	s->owner_pid = gx_debug_owner_pid != 0 ? gx_debug_owner_pid : MyProcPid;
 	s->owner_procno = MyProc->pgprocno;
 	s->kind = kind;
 	/* (no_dsm is the backend's own) */
@@ -181,6 +270,20 @@ gx_request_submit(GxRequest *req, int kind)
 	req->batch->kind = kind;
 	pg_atomic_write_u32(&s->cancel, 0);
 
+	s->owner_session = my_session;
+	/* a parallel worker belongs to its leader's group, others to their own */
+	if (MyProc->lockGroupLeader != NULL && MyProc->lockGroupLeader != MyProc)
+	{
+		s->group_procno = MyProc->lockGroupLeader->pgprocno;
+		s->group_session = pg_atomic_read_u64(gx_proc_session(s->group_procno));
+	}
+	else
+	{
+		s->group_procno = MyProc->pgprocno;
+		s->group_session = my_session;
+	}
+	s->detached = detached;
+
 	SpinLockAcquire(&gx_shared->mutex);
 	s->generation = gx_shared->generation;
 	SpinLockRelease(&gx_shared->mutex);
@@ -195,10 +298,14 @@ gx_request_submit(GxRequest *req, int kind)
 		req->in_flight = false;
 		elog(ERROR, "gpuext: submission queue is full");
 	}
-	SpinLockAcquire(&gx_shared->mutex);
-	if (gx_shared->service_latch)
-		SetLatch(gx_shared->service_latch);
-	SpinLockRelease(&gx_shared->mutex);
+	wake_service();
+}
+
+/* Hand a filled batch to the service. */
+void
+gx_request_submit(GxRequest *req, int kind)
+{
+	submit_request(req, kind, false);
 }
 
 /* Collect the result of a finished request. */
@@ -274,37 +381,62 @@ gx_request_wait(GxRequest *req)
 	}
 }
 
-/*
- * Cancel a request in flight and wait, uninterruptibly but for a bounded
- * time, until the service lets go of it.  Returns true if the slot and
- * arena space are ours to free; false if they were abandoned to the
- * service.
- */
-static bool
-cancel_and_drain(GxRequest *req)
+/* Wake the service (a new request, a cancel). */
+static void
+wake_service(void)
 {
-	GxSlot	   *s = gx_slot(req->slot_index);
-	uint32		generation = s->generation;
-	int			waited = 0;
-
-	pg_atomic_write_u32(&s->cancel, 1);
 	SpinLockAcquire(&gx_shared->mutex);
 	if (gx_shared->service_latch)
 		SetLatch(gx_shared->service_latch);
 	SpinLockRelease(&gx_shared->mutex);
+}
 
-	while (waited < CLEANUP_WAIT_MS)
+/* Ask the service to stop a request in flight (no wait). */
+static void
+cancel_request(GxRequest *req)
+{
+	pg_atomic_write_u32(&gx_slot(req->slot_index)->cancel, 1);
+	wake_service();
+}
+
+/* The deadline of a cleanup that starts now: GX_CLEANUP_WAIT_MS ahead. */
+static uint64
+cleanup_deadline(void)
+{
+	return now_us() + GX_CLEANUP_WAIT_MS * 1000;
+}
+
+/*
+ * Cancel a request in flight and wait, uninterruptibly, until the service
+ * lets go of it or 'deadline' (now_us) passes.  Returns true if the slot
+ * and arena space are ours to free; false if they were abandoned to the
+ * service, which frees them when it is done with them (its kernel may
+ * still read or write them).
+ */
+static bool
+cancel_and_drain(GxRequest *req, uint64 deadline)
+{
+	GxSlot	   *s = gx_slot(req->slot_index);
+	uint32		generation = s->generation;
+
+	cancel_request(req);
+	/* (never longer than one cleanup's wait, whatever the deadline) */
+	deadline = Min(deadline, cleanup_deadline());
+	for (;;)
 	{
 		uint32		state = pg_atomic_read_u32(&s->state);
+		uint64		now;
 
 		if (state == GX_SLOT_DONE)
 			return true;
 		if (!service_alive(generation) && reclaim_from_dead_service(s))
 			return true;
+		now = now_us();
+		if (now >= deadline)
+			break;
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-						 10, PG_WAIT_EXTENSION);
+						 Min(Max((long) ((deadline - now) / 1000), 1), 5), PG_WAIT_EXTENSION);
 		ResetLatch(MyLatch);
-		waited += 10;
 	}
 
 	/* hand it over; if it finished meanwhile, it is ours after all */
@@ -316,16 +448,22 @@ cancel_and_drain(GxRequest *req)
 			return true;
 		if (pg_atomic_compare_exchange_u32(&s->state, &expected, GX_SLOT_ABANDONED))
 		{
-			elog(WARNING, "gpuext: request abandoned to the GPU service after %d ms",
-				 CLEANUP_WAIT_MS);
+			pg_atomic_fetch_add_u64(&gx_shared->requests_abandoned, 1);
+			ereport(LOG,
+					(errmsg("gpuext: request in slot %d (kind %d) abandoned to the GPU service, which frees it",
+							req->slot_index, s->kind),
+					 errhidestmt(true)));
 			return false;
 		}
 	}
 }
 
-/* Free a request: cancel it if still in flight, release slot and arena. */
-void
-gx_request_destroy(GxRequest *req)
+/*
+ * Free a request: cancel it if still in flight (waiting until 'deadline'
+ * at most for the service to let go of it), release slot and arena.
+ */
+static void
+request_destroy(GxRequest *req, uint64 deadline)
 {
 	bool		ours = true;
 	uint32		unowned_task = 0;
@@ -336,7 +474,7 @@ gx_request_destroy(GxRequest *req)
 	{
 		GxSlot	   *s = gx_slot(req->slot_index);
 
-		ours = cancel_and_drain(req);
+		ours = cancel_and_drain(req, deadline);
 		/*
 		 * A create or build that finished before the cancel reached the
 		 * service made a task nobody will own (the service frees those it
@@ -356,6 +494,13 @@ gx_request_destroy(GxRequest *req)
 	pfree(req);
 	if (unowned_task != 0)
 		destroy_task_request(unowned_task, true);
+}
+
+/* Free a request: cancel it if still in flight, release slot and arena. */
+void
+gx_request_destroy(GxRequest *req)
+{
+	request_destroy(req, cleanup_deadline());
 }
 
 /* A batch with no pages and no program; its output follows the header. */
@@ -400,17 +545,15 @@ gx_request_run(int kind, Size bytes, Size out_len)
 }
 
 /*
- * Run a small request to completion, uninterruptibly and for a bounded
- * time if 'cleanup' (used while aborting), else interruptibly.  Returns
- * the status; *req_out keeps the request for its results (the caller
- * destroys it), or is NULL when no slot or arena space was free.
+ * Run a small request to completion, interruptibly.  Returns the status;
+ * *req_out keeps the request for its results (the caller destroys it), or
+ * is NULL when no slot or arena space was free.
  */
 static int
 run_request(Size bytes, int kind, void (*fill) (GxBatch *, void *), void *arg,
-			bool cleanup, GxRequest **req_out)
+			GxRequest **req_out)
 {
 	GxRequest  *req = gx_request_create(bytes);
-	int			status;
 
 	*req_out = req;
 	if (req == NULL)
@@ -418,28 +561,29 @@ run_request(Size bytes, int kind, void (*fill) (GxBatch *, void *), void *arg,
 	init_simple_batch(req->batch, 0);
 	fill(req->batch, arg);
 	gx_request_submit(req, kind);
-	if (cleanup)
-	{
-		/* cancel_and_drain's bounded wait, without cancelling */
-		uint32		gen = gx_slot(req->slot_index)->generation;
+	return gx_request_wait(req);
+}
 
-		for (int waited = 0; waited < 5000; waited += 10)
-		{
-			if (pg_atomic_read_u32(&gx_slot(req->slot_index)->state) == GX_SLOT_DONE)
-			{
-				collect_result(req, -1, NULL);
-				return req->status;
-			}
-			if (!service_alive(gen))
-				break;
-			(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-							 10, PG_WAIT_EXTENSION);
-			ResetLatch(MyLatch);
-		}
-		return GX_ERR_SERVICE_GONE;
-	}
-	status = gx_request_wait(req);
-	return status;
+/*
+ * Send a small request without waiting for it (cleanup: an error, a
+ * cancel, the process's exit): the service runs it and frees it.
+ * Returns false when no request slot or arena space was free.
+ */
+static bool
+send_detached(Size bytes, int kind, void (*fill) (GxBatch *, void *), void *arg)
+{
+	GxRequest  *req = request_create(bytes, false);
+
+	if (req == NULL)
+		return false;
+	init_simple_batch(req->batch, 0);
+	fill(req->batch, arg);
+	submit_request(req, kind, true);
+	/* the slot and its arena space are the service's now */
+	req->slot_index = -1;
+	dlist_delete(&req->node);
+	pfree(req);
+	return true;
 }
 
 /*
@@ -470,7 +614,7 @@ run_create_request(Size bytes, int kind, void (*fill) (GxBatch *, void *), void 
 	GxRequest  *req;
 	uint32		id = 0;
 
-	*status = run_request(bytes, kind, fill, arg, false, &req);
+	*status = run_request(bytes, kind, fill, arg, &req);
 	if (*status == GX_OK && req->batch->kernel_error != GX_KERR_NONE)
 		*status = GX_ERR_DEVICE;
 	if (*status == GX_OK)
@@ -604,7 +748,7 @@ mirror_task_add(int kind, uint32 task_id, const void *part, uint64 offset, uint6
 	int			status;
 
 	status = run_request(TYPEALIGN(16, sizeof(GxBatch)) + bytes, kind,
-						 fill_mirror_part, &a, false, &req);
+						 fill_mirror_part, &a, &req);
 	if (status == GX_OK && req->batch->kernel_error != GX_KERR_NONE)
 	{
 		status = GX_ERR_DEVICE;
@@ -731,7 +875,7 @@ gx_session_task_valid(uint32 task_id)
 }
 
 /*
- * Free every session task (cleanup mode: bounded waits, no errors), those
+ * Free every session task (detached requests: no waits, no errors), those
  * of a replaced service only forgotten
  */
 static void
@@ -758,16 +902,54 @@ fill_task_id(GxBatch *b, void *arg)
 	b->task_id = *(uint32 *) arg;
 }
 
-/* Send the destroy request; errors are ignored (the task may be gone). */
+/* Send the destroy requests that could not be sent before, while they go. */
+static void
+flush_pending_destroys(void)
+{
+	while (npending_destroys > 0)
+	{
+		if (!send_detached(sizeof(GxBatch), GX_REQ_TASK_DESTROY, fill_task_id,
+						   &pending_destroys[npending_destroys - 1]))
+			return;
+		npending_destroys--;
+	}
+}
+
+/*
+ * Send the destroy request; errors are ignored (the task may be gone).
+ * In cleanup, detached, without waiting; a destroy that cannot be sent
+ * now is sent at the next cleanup (or the service frees the task when
+ * this process has ended).
+ */
 static void
 destroy_task_request(uint32 task_id, bool cleanup)
 {
 	GxRequest  *req;
 
-	(void) run_request(sizeof(GxBatch), GX_REQ_TASK_DESTROY, fill_task_id, &task_id,
-					   cleanup, &req);
+	if (cleanup)
+	{
+		if (!send_detached(sizeof(GxBatch), GX_REQ_TASK_DESTROY, fill_task_id, &task_id) &&
+			npending_destroys < MAX_PENDING_DESTROYS)
+			pending_destroys[npending_destroys++] = task_id;
+		return;
+	}
+	(void) run_request(sizeof(GxBatch), GX_REQ_TASK_DESTROY, fill_task_id, &task_id, &req);
 	if (req)
 		gx_request_destroy(req);
+}
+
+/*
+ * Forget a task this backend created without freeing it (debug.c: a task
+ * left to the service's sweep of ended sessions).
+ */
+void
+gx_task_forget(uint32 task_id)
+{
+	GxOwnedTask *t = owned_task(task_id);
+
+	if (t == NULL)
+		elog(ERROR, "gpuext: task %u is not this backend's", task_id);
+	forget_owned_task(t);
 }
 
 /* Free a task (any process of the query may: it was created by the leader). */
@@ -827,7 +1009,7 @@ gx_task_fetch(uint32 task_id, uint64 first, uint64 nslots, uint32 entry_size,
 
 	status = run_request(TYPEALIGN(16, sizeof(GxBatch)) + GX_AGG_TABLE_HEADER_BYTES +
 						 nslots * entry_size,
-						 GX_REQ_TASK_FETCH, fill_task_fetch, &a, false, &req);
+						 GX_REQ_TASK_FETCH, fill_task_fetch, &a, &req);
 	if (status == GX_OK)
 	{
 		const char *out = (const char *) req->batch + req->batch->out_offset;
@@ -853,9 +1035,20 @@ static void
 release_requests(ResourceReleasePhase phase, bool isCommit, bool isTopLevel, void *arg)
 {
 	dlist_mutable_iter iter;
+	uint64		deadline;
 
 	if (phase != RESOURCE_RELEASE_BEFORE_LOCKS)
 		return;
+	flush_pending_destroys();
+	/* cancel every request first, so that the service stops them together */
+	dlist_foreach_modify(iter, &my_requests)
+	{
+		GxRequest  *req = dlist_container(GxRequest, node, iter.cur);
+
+		if (req->owner == CurrentResourceOwner && req->in_flight)
+			cancel_request(req);
+	}
+	deadline = cleanup_deadline();
 	dlist_foreach_modify(iter, &my_requests)
 	{
 		GxRequest  *req = dlist_container(GxRequest, node, iter.cur);
@@ -865,7 +1058,7 @@ release_requests(ResourceReleasePhase phase, bool isCommit, bool isTopLevel, voi
 		if (isCommit)
 			elog(WARNING, "gpuext: request %d was not released at the end of its query",
 				 req->slot_index);
-		gx_request_destroy(req);
+		request_destroy(req, deadline);
 	}
 	dlist_foreach_modify(iter, &my_tasks)
 	{
@@ -889,12 +1082,25 @@ static void
 release_all_requests(int code, Datum arg)
 {
 	dlist_mutable_iter iter;
+	uint64		deadline;
 
 	if (gx_shared == NULL)
 		return;
 	dlist_foreach_modify(iter, &my_requests)
-		gx_request_destroy(dlist_container(GxRequest, node, iter.cur));
+	{
+		GxRequest  *req = dlist_container(GxRequest, node, iter.cur);
+
+		if (req->in_flight)
+			cancel_request(req);
+	}
+	deadline = cleanup_deadline();
+	dlist_foreach_modify(iter, &my_requests)
+		request_destroy(dlist_container(GxRequest, node, iter.cur), deadline);
 	release_session_tasks();
+	flush_pending_destroys();
+	/* the session has ended: the service frees whatever task of it is left */
+	pg_atomic_write_u64(gx_proc_session(MyProc->pgprocno), 0);
+	wake_service();
 }
 
 /* Install the callbacks; from _PG_init under shared_preload_libraries. */
@@ -905,8 +1111,8 @@ gx_client_init(void)
 }
 
 /*
- * Called once per backend before its first request: release the
- * requests on process exit.
+ * Called once per backend before its first request: take a session
+ * number, and release the requests on process exit.
  */
 void
 gx_client_attach(void)
@@ -915,6 +1121,8 @@ gx_client_attach(void)
 
 	if (attached)
 		return;
+	my_session = pg_atomic_add_fetch_u64(&gx_shared->next_session, 1);
+	pg_atomic_write_u64(gx_proc_session(MyProc->pgprocno), my_session);
 	before_shmem_exit(release_all_requests, 0);
 	attached = true;
 }

@@ -538,10 +538,21 @@ cpu_ptree_merge(GxBatch *batch)
 	pfree(stids);
 }
 
-/* Run one batch to completion in this backend. */
+/*
+ * Run one batch of len bytes to completion in this backend, once it
+ * passed the checks the service makes before a launch (gx_request_check;
+ * the tables a batch names are this backend's own, checked where used).
+ */
 void
-gx_cpu_run_batch(GxBatch *batch)
+gx_cpu_run_batch(GxBatch *batch, Size len)
 {
+	char		err[GX_ERRLEN];
+
+	if (!gx_request_check((int) batch->kind, batch, len, NULL, NULL, err, sizeof(err)))
+		ereport(ERROR,
+				(errcode(ERRCODE_INTERNAL_ERROR),
+				 errmsg("gpuext: the CPU engine rejected a malformed request"),
+				 errdetail("%s", err)));
 	batch->kernel_error = GX_KERR_NONE;
 	switch (batch->kind)
 	{

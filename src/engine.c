@@ -50,7 +50,10 @@ gx_report_failure(int status, const char *msg)
 					 errhint("Set gpuext.device to auto or cpu, or gpuext.cpu_fallback to on.")));
 			break;
 		case GX_ERR_BAD_REQUEST:
-			elog(ERROR, "gpuext: the GPU service rejected a malformed request: %s", msg);
+			ereport(ERROR,
+					(errcode(ERRCODE_INTERNAL_ERROR),
+					 errmsg("gpuext: the GPU service rejected a malformed request"),
+					 errdetail("%s", msg)));
 			break;
 		default:
 			ereport(ERROR,
@@ -75,6 +78,18 @@ gx_device_table_unavailable(int status, const char *err, const char *instead)
 		gx_report_failure(status, err);
 	if (gpuext_cpu_fallback == GPUEXT_FALLBACK_NOTICE)
 		ereport(NOTICE, (errmsg("%s", instead), errdetail("%s", err)));
+	gx_count_fallback();
+}
+
+/*
+ * Count a fallback in gpuext_status(): work meant for the GPU that runs
+ * elsewhere because a GPU request failed (or could not be made).
+ */
+void
+gx_count_fallback(void)
+{
+	if (gx_shared)
+		pg_atomic_fetch_add_u64(&gx_shared->fallbacks, 1);
 }
 
 /*
@@ -97,8 +112,7 @@ fall_back(GxEngine *engine, int status, const char *msg)
 	engine->fallback_noticed = true;
 	engine->use_gpu = false;
 	engine->fallback_batches++;
-	if (gx_shared)
-		pg_atomic_fetch_add_u64(&gx_shared->fallbacks, 1);
+	gx_count_fallback();
 }
 
 /* Decide the engine of a node that is starting. */
@@ -176,7 +190,13 @@ gx_engine_batch_alloc(GxEngine *engine, GxPendingBatch *pb, Size size)
 	return pb->batch;
 }
 
-/* Start a filled batch: submitted to the GPU, or run now on the CPU engine. */
+/*
+ * Start a filled batch: submitted to the GPU, or run now on the CPU engine.
+ * The CPU engine stands for a device here: a fault injected with
+ * gpuext_debug_inject_fault() fails its allocation or its launch as the
+ * service fails a GPU's (out of device memory, a kernel error), and the
+ * failure takes the same way (gx_engine_wait).
+ */
 void
 gx_engine_submit(GxEngine *engine, GxPendingBatch *pb)
 {
@@ -190,10 +210,30 @@ gx_engine_submit(GxEngine *engine, GxPendingBatch *pb)
 		pb->in_flight = true;
 		return;
 	}
-	gx_cpu_run_batch(pb->batch);
+	pb->cpu_status = GX_OK;
+	if (gx_fault_take(GX_FAULT_ALLOC))
+	{
+		pb->cpu_status = GX_ERR_OUT_OF_MEMORY;
+		return;
+	}
+	if (gx_fault_take(GX_FAULT_KERNEL))
+	{
+		pb->cpu_status = GX_ERR_DEVICE;
+		return;
+	}
+	gx_cpu_run_batch(pb->batch, pb->size);
 	engine->cpu_batches++;
 	if (gx_shared)
 		pg_atomic_fetch_add_u64(&gx_shared->cpu_batches, 1);
+}
+
+/* The message of a failure injected into the CPU engine (as the service's) */
+static const char *
+injected_failure(int status)
+{
+	return status == GX_ERR_OUT_OF_MEMORY ?
+		"cudaMalloc: out of memory (injected fault)" :
+		"kernel reported an error (injected fault)";
 }
 
 /*
@@ -207,6 +247,20 @@ gx_engine_wait(GxEngine *engine, GxPendingBatch *pb)
 {
 	int			status;
 
+	if (!pb->in_flight && pb->cpu_status != GX_OK)
+	{
+		/* an injected failure of the CPU engine: as a GPU batch's */
+		status = pb->cpu_status;
+		pb->cpu_status = GX_OK;
+		fall_back(engine, status, injected_failure(status));
+		if (!engine->rerun_on_cpu)
+			return false;
+		engine->failed = false;
+		gx_cpu_run_batch(pb->batch, pb->size);
+		engine->cpu_batches++;
+		pg_atomic_fetch_add_u64(&gx_shared->cpu_batches, 1);
+		return true;
+	}
 	if (!pb->in_flight)
 		return !engine->failed;
 	status = gx_request_wait(pb->req);
@@ -222,7 +276,7 @@ gx_engine_wait(GxEngine *engine, GxPendingBatch *pb)
 	if (!engine->rerun_on_cpu)
 		return false;
 	engine->failed = false;
-	gx_cpu_run_batch(pb->batch);
+	gx_cpu_run_batch(pb->batch, pb->size);
 	engine->cpu_batches++;
 	pg_atomic_fetch_add_u64(&gx_shared->cpu_batches, 1);
 	return true;

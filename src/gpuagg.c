@@ -1392,6 +1392,7 @@ create_table(GpuAggState *gas)
 			if (gpuext_cpu_fallback == GPUEXT_FALLBACK_OFF)
 				gx_report_failure(status, err);
 			gas->fallback_reason = pstrdup(err);
+			gx_count_fallback();
 			return false;
 		}
 		gas->task_is_cpu = false;
@@ -1574,6 +1575,7 @@ fetch_groups(GpuAggState *gas)
 				if (gpuext_cpu_fallback == GPUEXT_FALLBACK_OFF)
 					gx_report_failure(status, err);
 				gas->fallback_reason = pstrdup(err);
+				gx_count_fallback();
 				return false;
 			}
 			if (header.full || header.recheck)

@@ -39,6 +39,8 @@ int			gpuext_dma_buffer_size_mb = 256;
 int			gpuext_max_batch_pages = 4096;
 int			gpuext_service_poll_ms = 100;
 int			gpuext_debug_inject_fault = GX_FAULT_NONE;
+int			gpuext_debug_queue_start = 0;
+bool		gpuext_debug_host_device = false;
 bool		gpuext_preloaded = false;
 
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
@@ -164,6 +166,19 @@ define_gucs(void)
 								NULL,
 								&gpuext_dma_buffer_size_mb, 256, 16, 65536,
 								PGC_POSTMASTER, GUC_UNIT_MB, NULL, NULL, NULL);
+	if (process_shared_preload_libraries_in_progress)
+		DefineCustomIntVariable("gpuext.debug_queue_start",
+								"Starts the submission queue's counters this many requests before they wrap around.",
+								"For tests of the queue's wrap-around only; 0 starts them at 0.",
+								&gpuext_debug_queue_start, 0, 0, INT_MAX,
+								PGC_POSTMASTER, GUC_NOT_IN_SAMPLE, NULL, NULL, NULL);
+	if (process_shared_preload_libraries_in_progress)
+		DefineCustomBoolVariable("gpuext.debug_host_device",
+								 "Without a GPU, the GPU service serves debug requests on a stand-in in host memory.",
+								 "For tests of the service on machines without a GPU only; "
+								 "queries still use the CPU engine.",
+								 &gpuext_debug_host_device, false,
+								 PGC_POSTMASTER, GUC_NOT_IN_SAMPLE, NULL, NULL, NULL);
 	DefineCustomIntVariable("gpuext.max_batch_pages",
 							"Heap pages per batch sent to the device.",
 							NULL,

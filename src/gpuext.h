@@ -59,6 +59,8 @@ extern int	gpuext_dma_buffer_size_mb;
 extern int	gpuext_max_batch_pages;
 extern int	gpuext_service_poll_ms;
 extern int	gpuext_debug_inject_fault;
+extern int	gpuext_debug_queue_start;
+extern bool gpuext_debug_host_device;
 
 extern PGDLLEXPORT void _PG_init(void);
 
@@ -95,8 +97,13 @@ typedef struct GxSlot
 {
 	pg_atomic_uint32 state;		/* GxSlotState */
 	pg_atomic_uint32 cancel;	/* owner asks the service to stop it */
-	int			owner_pid;
-	int			owner_procno;
+	int			owner_pid;		/* (for messages) */
+	int			owner_procno;	/* its owner: slot index / GX_SLOTS_PER_BACKEND */
+	uint64		owner_session;	/* and the owner's session (gx_session_id) */
+	int			group_procno;	/* the owner's parallel group: its leader */
+	uint64		group_session;	/* and the leader's session */
+	bool		detached;		/* the owner will not collect it: the service
+								 * frees the slot when it is done */
 	uint32		generation;		/* service generation it was sent to */
 	int			kind;			/* GxRequestKind */
 	int			fault;			/* GxFault */
@@ -137,12 +144,30 @@ typedef struct GxShared
 	pg_atomic_uint64 bytes_returned;
 	pg_atomic_uint64 device_time_us;
 	pg_atomic_uint64 service_restarts;
+	pg_atomic_uint64 requests_abandoned;	/* handed to the service by their owner */
 	pg_atomic_uint32 calibration_generation;	/* bumped by gpuext_calibrate() */
 
-	/* submission queue: ring of slot indexes */
+	/* faults injected by gpuext_debug_inject_fault(): launches, allocations to fail */
+	pg_atomic_uint32 fault_kernel;
+	pg_atomic_uint32 fault_alloc;
+
+	/*
+	 * Sessions: each process that uses the service gets a number never
+	 * used before (at its first request), kept per PGPROC number in
+	 * sessions[] while it lives; the service tells a process that is gone
+	 * from one that has taken over its PGPROC (or its pid) by it.
+	 */
+	pg_atomic_uint64 next_session;
+	int			nprocs;
+
+	/*
+	 * submission queue: ring of queue_size (a power of two) slot indexes;
+	 * head and tail count the entries taken and added, wrapping at 2^32
+	 */
 	slock_t		queue_lock;
 	uint32		queue_head;
 	uint32		queue_tail;
+	uint32		queue_size;
 
 	/* the DMA arena */
 	LWLock	   *arena_lock;
@@ -151,7 +176,10 @@ typedef struct GxShared
 	uint32		arena_units_used;
 
 	int			nslots;
-	/* then: GxSlot slots[nslots]; uint32 queue[nslots]; uint32 units[arena_units] */
+	/*
+	 * then: GxSlot slots[nslots]; uint32 queue[queue_size];
+	 * uint32 units[arena_units]; pg_atomic_uint64 sessions[nprocs]
+	 */
 } GxShared;
 
 #define GX_ARENA_UNIT		(64 * 1024)
@@ -166,6 +194,8 @@ extern GxSlot *gx_slot(int index);
 extern uint32 *gx_queue(void);
 extern bool gx_queue_push(uint32 slot_index);
 extern bool gx_queue_pop(uint32 *slot_index);
+extern pg_atomic_uint64 *gx_proc_session(int procno);
+extern bool gx_fault_take(int fault);
 extern const char *gx_service_state_name(int state);
 
 /* ---------------------------------------------------------------------
@@ -182,6 +212,47 @@ extern uint64 gx_arena_bytes_in_use(void);
  */
 extern void gx_register_service(void);
 PGDLLEXPORT void gpuext_service_main(Datum arg);
+
+/*
+ * What the service does with a device (gx_runtime.h's functions, or the
+ * host test device's in host_device.c)
+ */
+typedef struct GxRuntimeOps
+{
+	int			(*alloc) (int dev, uint64_t bytes, void **ptr, char *err, int errlen);
+	void		(*free) (int dev, void *ptr);
+	int			(*copy_to_device) (int dev, void *dst, const void *src, size_t bytes,
+								   char *err, int errlen);
+	void	   *(*device_view) (int dev, void *host);
+	int			(*mem_info) (int dev, uint64_t *free_bytes, uint64_t *total_bytes);
+	void		(*trim) (int dev);
+	int			(*launch) (int dev, const GxLaunch *launch, int *handle, char *err, int errlen);
+	int			(*poll) (int dev, int handle, float *ms, int *sticky, char *err, int errlen);
+	int			(*calibrate) (int dev, void *host, size_t host_bytes, GxCalibration *out,
+							  char *err, int errlen);
+	int			(*reset) (int dev, char *err, int errlen);
+	void		(*shutdown) (void);
+} GxRuntimeOps;
+
+/* host_device.c: a stand-in for a GPU, for tests (gpuext.debug_host_device) */
+extern const GxRuntimeOps gx_host_device_ops;
+extern void gx_host_device_props(GxDeviceProps *props);
+
+/*
+ * validate.c: is a request well-formed against its batch and the tasks it
+ * names (as the service describes them; NULL: not checked here)?
+ */
+typedef struct GxTaskInfo
+{
+	int			kind;			/* the GxRequestKind that made it */
+	uint64		bytes;			/* its device memory */
+	uint64		capacity;		/* a group table's entries */
+	uint32		ndepths;		/* join tables' depths */
+} GxTaskInfo;
+
+extern bool gx_request_check(int kind, const GxBatch *b, uint64 batch_len,
+							 const GxTaskInfo *task, const GxTaskInfo *task2,
+							 char *err, int errlen);
 
 /* ---------------------------------------------------------------------
  * Backend side of requests (client.c)
@@ -225,6 +296,8 @@ extern uint32 gx_mirror_task_create(int load_kind, int add_kind, const void *mir
 extern int	gx_task_fetch(uint32 task_id, uint64 first, uint64 nslots, uint32 entry_size,
 						  void *dest, uint64 *count, void *header, char *errmsg);
 extern void gx_task_keep_for_session(uint32 task_id, uint64 reserved);
+extern void gx_task_forget(uint32 task_id);
+extern int	gx_debug_owner_pid;
 extern bool gx_session_task_valid(uint32 task_id);
 extern void gx_client_attach(void);
 extern void gx_check_itemid_layout(void);
@@ -254,6 +327,7 @@ typedef struct GxPendingBatch
 	Size		size;
 	GxRequest  *req;			/* GPU: its request, else NULL */
 	bool		in_flight;
+	int			cpu_status;		/* CPU engine: a failure injected at its launch */
 } GxPendingBatch;
 
 extern void gx_engine_start(GxEngine *engine);
@@ -263,12 +337,13 @@ extern void gx_engine_submit(GxEngine *engine, GxPendingBatch *pb);
 extern bool gx_engine_wait(GxEngine *engine, GxPendingBatch *pb);
 extern void gx_engine_batch_free(GxPendingBatch *pb);
 extern const char *gx_engine_name(const GxEngine *engine);
-extern void gx_cpu_run_batch(GxBatch *batch);
+extern void gx_cpu_run_batch(GxBatch *batch, Size len);
 extern uint32 gx_cpu_table_register(void *table, MemoryContext cxt);
 extern void gx_cpu_table_unregister(uint32 id, const void *table);
 extern bool gx_dsm_has_room(Size bytes);
 extern void gx_report_failure(int status, const char *msg);
 extern void gx_device_table_unavailable(int status, const char *err, const char *instead);
+extern void gx_count_fallback(void);
 
 /* ---------------------------------------------------------------------
  * Reading heap pages into batches (relscan.c)

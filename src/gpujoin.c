@@ -2537,7 +2537,7 @@ gpujoin_next(ScanState *ss)
 			gjs->pipe.engine.failed = false;
 			gjs->pipe.task_id = gjs->table_id;
 			gjs->cur->pb.batch->task_id = gjs->table_id;
-			gx_cpu_run_batch(gjs->cur->pb.batch);
+			gx_cpu_run_batch(gjs->cur->pb.batch, gjs->cur->pb.size);
 			gjs->pipe.engine.cpu_batches++;
 		}
 		gjs->cur_page = 0;

@@ -35,6 +35,7 @@
 #include "utils/guc.h"
 #include "utils/timestamp.h"
 
+#include "gx_join.h"
 #include "gx_rtree.h"
 #include "gx_colcache.h"
 #include "colcache.h"
@@ -54,9 +55,16 @@ typedef struct ServiceTask
 	int			device;
 	void	   *mem;			/* NULL once lost in a device reset */
 	uint64		bytes;
-	int			owner_pid;
+	uint64		capacity;		/* a group table's entries */
+	uint32		ndepths;		/* join tables' depths */
+	int			owner_pid;		/* (for messages) */
 	Oid			dbid;			/* its owner's database (InvalidOid: the
 								 * service's own, a column cache copy) */
+	int			owner_procno;	/* the creator: PGPROC number and session (-1:
+								 * the service's own) */
+	uint64		owner_session;
+	int			group_procno;	/* the creator's parallel group (its leader) */
+	uint64		group_session;
 	int			inflight;		/* requests running on it */
 	bool		destroy_pending;
 	int			cache_slot;		/* a column cache's device copy: its
@@ -87,6 +95,22 @@ typedef struct Inflight
 	ServiceTask *cache;			/* the column cache copy it reads, if any */
 	bool		abort_sent;
 } Inflight;
+
+/* the device's runtime: CUDA, or the host test device */
+static const GxRuntimeOps cuda_ops = {
+	.alloc = gxr_alloc,
+	.free = gxr_free,
+	.copy_to_device = gxr_copy_to_device,
+	.device_view = gxr_device_view,
+	.mem_info = gxr_mem_info,
+	.trim = gxr_trim,
+	.launch = gxr_launch,
+	.poll = gxr_poll,
+	.calibrate = gxr_calibrate,
+	.reset = gxr_reset,
+	.shutdown = gxr_shutdown,
+};
+static const GxRuntimeOps *rt = &cuda_ops;
 
 static Inflight inflight[GX_MAX_DEVICES * GX_MAX_INFLIGHT];
 static ServiceTask tasks[GX_MAX_TASKS];
@@ -130,15 +154,23 @@ slot_batch(GxSlot *s)
 	return (GxBatch *) (gx_arena + s->arena_off);
 }
 
+static ServiceTask *find_task(uint32 id);
+static void release_task(ServiceTask *t);
+
 /*
  * Publish the result of a request and wake its owner.  If the owner has
- * abandoned it meanwhile, the service frees the slot and its arena space.
+ * abandoned it meanwhile, or sent it detached, the service frees the slot
+ * and its arena space (and a task an abandoned request made: nobody owns
+ * it).  Counts it: served, cancelled (its owner cancelled or abandoned
+ * it: no one waits for its outcome) or failed (its owner gets the
+ * failure: an ERROR, or a fallback).
  */
 static void
 finish_request(int slot_index, int status, const char *msg, float ms)
 {
 	GxSlot	   *s = gx_slot(slot_index);
 	uint32		expected = GX_SLOT_RUNNING;
+	bool		cancelled;
 
 	elog(DEBUG2, "gpuext GPU service: request in slot %d (kind %d) finished with status %d%s%s",
 		 slot_index, s->kind, status, msg ? ": " : "", msg ? msg : "");
@@ -148,16 +180,24 @@ finish_request(int slot_index, int status, const char *msg, float ms)
 		strlcpy(s->errmsg, msg, sizeof(s->errmsg));
 	else
 		s->errmsg[0] = '\0';
+	cancelled = status == GX_ERR_CANCELLED ||
+		(status != GX_OK && (pg_atomic_read_u32(&s->cancel) ||
+							 pg_atomic_read_u32(&s->state) == GX_SLOT_ABANDONED));
 
 	if (status == GX_OK)
 		pg_atomic_fetch_add_u64(&gx_shared->requests_served, 1);
-	else if (status == GX_ERR_CANCELLED)
+	else if (cancelled)
 		pg_atomic_fetch_add_u64(&gx_shared->requests_cancelled, 1);
 	else
 		pg_atomic_fetch_add_u64(&gx_shared->requests_failed, 1);
 
 	pg_write_barrier();
-	if (pg_atomic_compare_exchange_u32(&s->state, &expected, GX_SLOT_DONE))
+	if (s->detached)
+	{
+		gx_arena_free(s->arena_off, s->arena_len);
+		pg_atomic_write_u32(&s->state, GX_SLOT_FREE);
+	}
+	else if (pg_atomic_compare_exchange_u32(&s->state, &expected, GX_SLOT_DONE))
 	{
 		PGPROC	   *owner = &ProcGlobal->allProcs[s->owner_procno];
 
@@ -166,6 +206,13 @@ finish_request(int slot_index, int status, const char *msg, float ms)
 	else
 	{
 		Assert(expected == GX_SLOT_ABANDONED);
+		if (status == GX_OK && gx_kind_creates_task(s->kind))
+		{
+			ServiceTask *t = find_task((uint32) slot_batch(s)->result);
+
+			if (t != NULL)
+				release_task(t);
+		}
 		gx_arena_free(s->arena_off, s->arena_len);
 		pg_atomic_write_u32(&s->state, GX_SLOT_FREE);
 	}
@@ -177,48 +224,11 @@ release_scratch(Inflight *f)
 {
 	if (f->scratch_bytes > 0)
 	{
-		gxr_free(f->device, f->scratch);
+		rt->free(f->device, f->scratch);
 		pg_atomic_fetch_sub_u64(&gx_shared->device_mem_used[f->device], f->scratch_bytes);
 	}
 	f->scratch = NULL;
 	f->scratch_bytes = 0;
-}
-
-/*
- * Validate a batch before a kernel reads it: every offset inside the
- * request's arena space, every buffer id inside shared_buffers.
- */
-static bool
-batch_is_sane(GxSlot *s, GxBatch *b)
-{
-	const GxPageRef *refs;
-
-	if (s->arena_off + s->arena_len > gx_shared->arena_size ||
-		s->arena_len < sizeof(GxBatch))
-		return false;
-	if ((uint64) b->pages_offset + (uint64) b->npages * sizeof(GxPageRef) > s->arena_len)
-		return false;
-	if ((uint64) b->out_offset + b->out_len > s->arena_len)
-		return false;
-	if ((uint64) b->program_offset + b->program_len > s->arena_len)
-		return false;
-	refs = gx_batch_pages(b);
-	for (uint32 i = 0; i < b->npages; i++)
-	{
-		if (refs[i].nline > GX_MAX_TUPLES_PER_PAGE)
-			return false;
-		/* a column cache page: buf_id is checked against the cache's copy */
-		if (refs[i].flags & GX_PAGE_CACHED)
-		{
-			if (b->cache_slot == 0 || !(b->kind == GX_REQ_SCAN || b->kind == GX_REQ_AGG ||
-										b->kind == GX_REQ_JOIN))
-				return false;
-			continue;
-		}
-		if (refs[i].buf_id >= (uint32) NBuffers)
-			return false;
-	}
-	return true;
 }
 
 /* Device memory a request needs before it may start. */
@@ -236,7 +246,7 @@ scratch_needed(GxBatch *b, int kind)
 		case GX_REQ_TASK_FETCH:
 			return 256;			/* the counter of fetched entries */
 		case GX_REQ_RTREE_SEARCH:
-			/* visit lists, counters (checked by rtree_request_ok) */
+			/* visit lists, counters (checked by gx_request_check) */
 			return gx_rt_search_scratch_bytes((const GxRtSearch *) ((char *) b + b->program_offset),
 											  b->program_len);
 		case GX_REQ_PTREE_LOOKUP:
@@ -271,7 +281,7 @@ free_task(ServiceTask *t)
 {
 	if (t->mem)
 	{
-		gxr_free(t->device, t->mem);
+		rt->free(t->device, t->mem);
 		pg_atomic_fetch_sub_u64(&gx_shared->device_mem_used[t->device], t->bytes);
 	}
 	memset(t, 0, sizeof(*t));
@@ -306,7 +316,11 @@ end_task_use(Inflight *f)
 		free_task(tc);
 }
 
-/* Free the tasks whose owner process is gone (it crashed or exited). */
+/*
+ * Free the tasks whose creator's session has ended (the process exited or
+ * crashed): its PGPROC number no longer carries the session number it
+ * created them with, whatever process has the PGPROC (or the pid) since.
+ */
 static void
 collect_orphan_tasks(void)
 {
@@ -314,12 +328,13 @@ collect_orphan_tasks(void)
 	{
 		ServiceTask *t = &tasks[i];
 
-		if (t->id != 0 && !t->destroy_pending &&
-			kill(t->owner_pid, 0) != 0 && errno == ESRCH)
+		if (t->id != 0 && !t->destroy_pending && t->owner_procno >= 0 &&
+			(t->owner_procno >= gx_shared->nprocs ||
+			 pg_atomic_read_u64(gx_proc_session(t->owner_procno)) != t->owner_session))
 		{
 			ereport(LOG,
-					(errmsg("gpuext GPU service freeing task %u of exited process %d",
-							t->id, t->owner_pid)));
+					(errmsg("gpuext GPU service freeing task %u of ended session %llu (process %d)",
+							t->id, (unsigned long long) t->owner_session, t->owner_pid)));
 			release_task(t);
 		}
 	}
@@ -389,15 +404,22 @@ cache_task(int slot, uint64 generation, int dev, int *status, char *err, int err
 		strlcpy(err, "malformed column cache image", errlen);
 		return NULL;
 	}
-	if (gxr_alloc(dev, bytes, &mem, err, errlen) != 0)
+	if (gx_fault_take(GX_FAULT_ALLOC))
+	{
+		dsm_detach(seg);
+		strlcpy(err, "cudaMalloc: out of memory (injected fault)", errlen);
+		*status = GX_ERR_OUT_OF_MEMORY;
+		return NULL;
+	}
+	if (rt->alloc(dev, bytes, &mem, err, errlen) != 0)
 	{
 		dsm_detach(seg);
 		*status = GX_ERR_OUT_OF_MEMORY;
 		return NULL;
 	}
-	if (gxr_copy_to_device(dev, mem, cc, bytes, err, errlen) != 0)
+	if (rt->copy_to_device(dev, mem, cc, bytes, err, errlen) != 0)
 	{
-		gxr_free(dev, mem);
+		rt->free(dev, mem);
 		dsm_detach(seg);
 		return NULL;
 	}
@@ -411,6 +433,7 @@ cache_task(int slot, uint64 generation, int dev, int *status, char *err, int err
 	t->mem = mem;
 	t->bytes = bytes;
 	t->owner_pid = MyProcPid;
+	t->owner_procno = -1;		/* the service's own */
 	t->cache_slot = slot + 1;
 	t->cache_gen = generation;
 	pg_atomic_fetch_add_u64(&gx_shared->device_mem_used[dev], bytes);
@@ -420,42 +443,48 @@ cache_task(int slot, uint64 generation, int dev, int *status, char *err, int err
 }
 
 /*
- * The gpuext_gist requests' own checks: a part of a tree mirror must fall
- * inside its task (t: the task, NULL for the load that makes it), and a
- * search's program area must describe a search the kernels can run.
+ * May the request in slot s use task t?  Only the process that created
+ * it and the processes of its parallel query (the creator's group: its
+ * leader and the leader's workers); a gpuext_ptree mirror (owner_only)
+ * its creator only.  Processes are told apart by their session, which a
+ * process that takes over a PGPROC or a pid does not share.  The service's
+ * own tasks (column cache copies) are no request's to name.
  */
 static bool
-rtree_request_ok(int kind, GxBatch *b, ServiceTask *t)
+task_user_ok(const GxSlot *s, const ServiceTask *t, bool owner_only)
 {
-	switch (kind)
-	{
-		case GX_REQ_RTREE_LOAD:
-			return b->arg == 0 && b->out_len >= sizeof(GxRtMirror) &&
-				b->out_len <= b->reserve_bytes;
-		case GX_REQ_RTREE_FILL:
-			return b->arg + b->out_len <= t->bytes;
-		case GX_REQ_RTREE_SEARCH:
-			return b->program_len >= sizeof(GxRtSearch) &&
-				gx_rt_search_ok((const GxRtSearch *) ((char *) b + b->program_offset),
-								b->program_len) &&
-				b->out_len >= sizeof(GxRtSearchOut);
-		default:
-			return true;
-	}
+	if (t->owner_procno < 0)
+		return false;
+	if (s->owner_procno == t->owner_procno && s->owner_session == t->owner_session)
+		return true;
+	return !owner_only &&
+		s->group_procno == t->group_procno && s->group_session == t->group_session;
+}
+
+/* What gx_request_check needs to know of a task */
+static void
+task_info(const ServiceTask *t, GxTaskInfo *info)
+{
+	info->kind = t->kind;
+	info->bytes = t->bytes;
+	info->capacity = t->capacity;
+	info->ndepths = t->ndepths;
 }
 
 /*
- * Requests on tasks that need no launch: create (allocation only; the
- * table is initialised by its launch), destroy.  Returns true if the
- * request was finished here.
+ * The tasks a request names: a free task slot for a request that makes
+ * one, or the task it works on (and a fused aggregation's join tables),
+ * which must exist and be the requester's to use.  Destroys are done
+ * here.  Returns true if the request was finished here.
  */
 static bool
 start_task_request(uint32 slot_index, GxSlot *s, GxBatch *b, ServiceTask **task_out,
-				   int *dev_out)
+				   ServiceTask **task2_out, int *dev_out)
 {
 	ServiceTask *t = NULL;
 
 	*task_out = NULL;
+	*task2_out = NULL;
 	if (gx_kind_creates_task(s->kind))
 	{
 		int			of_database = 0;
@@ -483,17 +512,12 @@ start_task_request(uint32 slot_index, GxSlot *s, GxBatch *b, ServiceTask **task_
 			finish_request(slot_index, GX_ERR_OUT_OF_MEMORY, msg, 0);
 			return true;
 		}
-		if (!rtree_request_ok(s->kind, b, NULL))
-		{
-			finish_request(slot_index, GX_ERR_BAD_REQUEST, "malformed tree mirror", 0);
-			return true;
-		}
 		/* join tables for a fused aggregation go beside its group table */
 		if (s->kind == GX_REQ_JOIN_BUILD && b->task_id != 0)
 		{
 			ServiceTask *near = find_task(b->task_id);
 
-			if (near != NULL && near->mem != NULL)
+			if (near != NULL && near->mem != NULL && task_user_ok(s, near, false))
 				*dev_out = near->device;
 		}
 		*task_out = t;			/* filled in once its memory is reserved */
@@ -502,30 +526,49 @@ start_task_request(uint32 slot_index, GxSlot *s, GxBatch *b, ServiceTask **task_
 	if (!gx_kind_uses_task(s->kind))
 		return false;
 	t = find_task(b->task_id);
-	if (t == NULL || (t->destroy_pending && s->kind != GX_REQ_TASK_DESTROY))
+	if (s->kind == GX_REQ_TASK_DESTROY)
+	{
+		/*
+		 * A task freed already (by another process of its query, by the
+		 * sweep of ended sessions) or gone with the service the request was
+		 * meant for: its destroy is done.
+		 */
+		if (t == NULL && b->task_id != 0 &&
+			(b->task_id < next_task_id || s->generation != gx_shared->generation))
+		{
+			elog(DEBUG2, "gpuext GPU service: task %u was freed already", b->task_id);
+			finish_request(slot_index, GX_OK, NULL, 0);
+			return true;
+		}
+		if (t == NULL)
+		{
+			finish_request(slot_index, GX_ERR_BAD_REQUEST, "no such GPU task", 0);
+			return true;
+		}
+		/* a gpuext_ptree mirror is freed by its own backend only */
+		if (!task_user_ok(s, t, t->kind == GX_REQ_PTREE_LOAD))
+		{
+			finish_request(slot_index, GX_ERR_BAD_REQUEST, "the GPU task belongs to another process", 0);
+			return true;
+		}
+		/* (a task lost in a device reset still has its slot to free) */
+		if (!t->destroy_pending)
+		{
+			gx_capture_request(GX_REQ_TASK_DESTROY, NULL, 0, 0, t->id, 0);
+			release_task(t);
+		}
+		finish_request(slot_index, GX_OK, NULL, 0);
+		return true;
+	}
+	if (t == NULL || t->destroy_pending)
 	{
 		finish_request(slot_index, GX_ERR_BAD_REQUEST, "no such GPU task", 0);
 		return true;
 	}
-	if (s->kind == GX_REQ_TASK_DESTROY)
+	/* a gpuext_ptree mirror is used by its own backend only */
+	if (!task_user_ok(s, t, gx_kind_owner_only(s->kind)))
 	{
-		/* a gpuext_ptree mirror is freed by its own backend only */
-		if (t->kind == GX_REQ_PTREE_LOAD && t->owner_pid != s->owner_pid)
-		{
-			finish_request(slot_index, GX_ERR_BAD_REQUEST, "the GPU task is not a mirror of this backend", 0);
-			return true;
-		}
-		/* (a task lost in a device reset still has its slot to free) */
-		gx_capture_request(GX_REQ_TASK_DESTROY, NULL, 0, 0, t->id, 0);
-		release_task(t);
-		finish_request(slot_index, GX_OK, NULL, 0);
-		return true;
-	}
-	/* a gpuext_ptree mirror is used by its own backend only, as a mirror */
-	if (gx_kind_owner_only(s->kind) &&
-		(t->owner_pid != s->owner_pid || t->kind != GX_REQ_PTREE_LOAD))
-	{
-		finish_request(slot_index, GX_ERR_BAD_REQUEST, "the GPU task is not a mirror of this backend", 0);
+		finish_request(slot_index, GX_ERR_BAD_REQUEST, "the GPU task belongs to another process", 0);
 		return true;
 	}
 	if (t->mem == NULL)
@@ -533,13 +576,21 @@ start_task_request(uint32 slot_index, GxSlot *s, GxBatch *b, ServiceTask **task_
 		finish_request(slot_index, GX_ERR_DEVICE, "the GPU task was lost in a device reset", 0);
 		return true;
 	}
-	if (!rtree_request_ok(s->kind, b, t))
-	{
-		finish_request(slot_index, GX_ERR_BAD_REQUEST, "malformed gpuext_gist request", 0);
-		return true;
-	}
 	*task_out = t;
 	*dev_out = t->device;
+	/* an aggregation fused with a join also reads the join's tables (arg2) */
+	if (s->kind == GX_REQ_AGG && b->arg2 != 0)
+	{
+		ServiceTask *t2 = find_task((uint32) b->arg2);
+
+		if (t2 == NULL || t2->destroy_pending || !task_user_ok(s, t2, false) ||
+			t2->mem == NULL || t2->device != t->device)
+		{
+			finish_request(slot_index, GX_ERR_BAD_REQUEST, "no such GPU task for the join tables", 0);
+			return true;
+		}
+		*task2_out = t2;
+	}
 	return false;
 }
 
@@ -567,7 +618,10 @@ start_request(uint32 slot_index)
 	int			dev;
 	uint64		need;
 	ServiceTask *task = NULL;
+	ServiceTask *task2 = NULL;
 	ServiceTask *ctask = NULL;
+	GxTaskInfo	info,
+				info2;
 	uint32		ncached = 0;
 	char		err[GX_ERRLEN];
 
@@ -576,6 +630,7 @@ start_request(uint32 slot_index)
 		/* abandoned while queued: it is ours to free */
 		if (expected == GX_SLOT_ABANDONED)
 		{
+			pg_atomic_fetch_add_u64(&gx_shared->requests_cancelled, 1);
 			gx_arena_free(s->arena_off, s->arena_len);
 			pg_atomic_write_u32(&s->state, GX_SLOT_FREE);
 		}
@@ -615,17 +670,34 @@ start_request(uint32 slot_index)
 		return;
 	}
 
-	b = slot_batch(s);
-	if (s->kind <= 0 || s->kind >= GX_REQ_KIND_MAX || b->kind != (uint32) s->kind ||
-		!batch_is_sane(s, b))
+	/* the request's batch: inside the arena, in its owner's slot */
+	if (s->owner_procno != (int) (slot_index / GX_SLOTS_PER_BACKEND) ||
+		s->arena_off > gx_shared->arena_size ||
+		s->arena_len > gx_shared->arena_size - s->arena_off ||
+		s->arena_len < sizeof(GxBatch) || slot_batch(s)->kind != (uint32) s->kind)
 	{
 		finish_request(slot_index, GX_ERR_BAD_REQUEST, "malformed batch", 0);
 		return;
 	}
+	b = slot_batch(s);
 	b->abort_flag = 0;
 	b->kernel_error = GX_KERR_NONE;
 
 	dev = pick_device();
+	if (start_task_request(slot_index, s, b, &task, &task2, &dev))
+		return;
+	/* everything the request names, checked before anything runs it */
+	if (!gx_kind_creates_task(s->kind) && task)
+		task_info(task, &info);
+	if (task2)
+		task_info(task2, &info2);
+	if (!gx_request_check(s->kind, b, s->arena_len,
+						  !gx_kind_creates_task(s->kind) && task ? &info : NULL,
+						  task2 ? &info2 : NULL, err, sizeof(err)))
+	{
+		finish_request(slot_index, GX_ERR_BAD_REQUEST, err, 0);
+		return;
+	}
 	if (s->kind == GX_REQ_CALIBRATE)
 	{
 		/* synchronous: the service waits for it (about a second) */
@@ -634,7 +706,7 @@ start_request(uint32 slot_index)
 		size_t		bytes = s->arena_len - (buf - (char *) b);
 
 		if (b->out_len < sizeof(GxCalibration) || bytes < 16 * 1024 * 1024 ||
-			gxr_calibrate(dev, buf, bytes & ~(size_t) 4095, cal, err, sizeof(err)) != 0)
+			rt->calibrate(dev, buf, bytes & ~(size_t) 4095, cal, err, sizeof(err)) != 0)
 			finish_request(slot_index, GX_ERR_DEVICE,
 						   b->out_len < sizeof(GxCalibration) || bytes < 16 * 1024 * 1024 ?
 						   "calibration buffer too small" : err, 0);
@@ -642,8 +714,6 @@ start_request(uint32 slot_index)
 			finish_request(slot_index, GX_OK, NULL, 0);
 		return;
 	}
-	if (start_task_request(slot_index, s, b, &task, &dev))
-		return;
 	/*
 	 * A scan, a join's probe or an aggregation (fused with a join or not)
 	 * with column cache pages reads the cache's copy on the device it runs
@@ -674,6 +744,19 @@ start_request(uint32 slot_index)
 			}
 		dev = ctask->device;
 	}
+	else
+	{
+		/* (the CPU engine's cache id names nothing here) */
+		const GxPageRef *refs = gx_batch_pages(b);
+
+		for (uint32 i = 0; i < b->npages; i++)
+			if (refs[i].flags & GX_PAGE_CACHED)
+			{
+				finish_request(slot_index, GX_ERR_BAD_REQUEST,
+							   "a column cache page without the cache's device copy", 0);
+				return;
+			}
+	}
 	f = &inflight[ninflight];
 	memset(f, 0, sizeof(*f));
 	f->slot_index = slot_index;
@@ -683,7 +766,7 @@ start_request(uint32 slot_index)
 	need = gx_kind_creates_task(s->kind) ? b->reserve_bytes : scratch_needed(b, s->kind);
 	if (need > 0)
 	{
-		if (s->fault == GX_FAULT_ALLOC)
+		if (s->fault == GX_FAULT_ALLOC || gx_fault_take(GX_FAULT_ALLOC))
 		{
 			finish_request(slot_index, GX_ERR_OUT_OF_MEMORY,
 						   "cudaMalloc: out of memory (injected fault)", 0);
@@ -697,7 +780,7 @@ start_request(uint32 slot_index)
 			finish_request(slot_index, GX_ERR_OUT_OF_MEMORY, err, 0);
 			return;
 		}
-		if (gxr_alloc(dev, need, &f->scratch, err, sizeof(err)) != 0)
+		if (rt->alloc(dev, need, &f->scratch, err, sizeof(err)) != 0)
 		{
 			finish_request(slot_index, GX_ERR_OUT_OF_MEMORY, err, 0);
 			return;
@@ -724,8 +807,15 @@ start_request(uint32 slot_index)
 		task->device = dev;
 		task->mem = f->scratch;
 		task->bytes = f->scratch_bytes;
+		task->capacity = s->kind == GX_REQ_TASK_CREATE ? b->arg : 0;
+		task->ndepths = s->kind == GX_REQ_JOIN_BUILD ?
+			((const GxJoinTables *) gx_batch_out(b))->ndepths : 0;
 		task->owner_pid = s->owner_pid;
 		task->dbid = s->dbid;
+		task->owner_procno = s->owner_procno;
+		task->owner_session = s->owner_session;
+		task->group_procno = s->group_procno;
+		task->group_session = s->group_session;
 		f->scratch = NULL;
 		f->scratch_bytes = 0;
 		b->result = task->id;
@@ -740,27 +830,21 @@ start_request(uint32 slot_index)
 		ctask->inflight++;
 		f->cache = ctask;
 	}
-	/* an aggregation fused with a join also reads the join's tables (arg2) */
-	if (s->kind == GX_REQ_AGG && b->arg2 != 0)
+	/* an aggregation fused with a join also reads the join's tables */
+	if (task2)
 	{
-		ServiceTask *t2 = find_task((uint32) b->arg2);
-
-		if (t2 == NULL || t2->destroy_pending || t2->mem == NULL || t2->device != dev)
-		{
-			release_scratch(f);
-			end_task_use(f);
-			finish_request(slot_index, GX_ERR_BAD_REQUEST, "no such GPU task for the join tables", 0);
-			return;
-		}
-		t2->inflight++;
-		f->task2 = t2;
+		task2->inflight++;
+		f->task2 = task2;
 	}
 
 	memset(&l, 0, sizeof(l));
 	l.kind = s->kind;
 	l.fault = s->fault;
+	/* a kernel error injected by gpuext_debug_inject_fault() */
+	if (l.fault == GX_FAULT_NONE && gx_fault_take(GX_FAULT_KERNEL))
+		l.fault = GX_FAULT_KERNEL;
 	l.batch_host = b;
-	l.batch_dev = (GxBatch *) gxr_device_view(dev, b);
+	l.batch_dev = (GxBatch *) rt->device_view(dev, b);
 	l.pages_dev = pages_dev[dev];
 	l.scratch_dev = f->scratch;
 	l.scratch_bytes = f->scratch_bytes;
@@ -774,11 +858,11 @@ start_request(uint32 slot_index)
 		l.scratch_bytes = task->bytes;
 	}
 	/* (a column cache's copy is not recorded: such batches are not captured) */
-	if (s->fault == GX_FAULT_NONE && b->cache_slot == 0)
+	if (l.fault == GX_FAULT_NONE && b->cache_slot == 0)
 		gx_capture_request(s->kind, b, s->arena_len, l.scratch_bytes,
 						   task ? task->id : 0, f->task2 ? f->task2->id : 0);
 	if (l.batch_dev == NULL || l.pages_dev == NULL ||
-		gxr_launch(dev, &l, &f->handle, err, sizeof(err)) != 0)
+		rt->launch(dev, &l, &f->handle, err, sizeof(err)) != 0)
 	{
 		if (l.batch_dev == NULL || l.pages_dev == NULL)
 			strlcpy(err, "host memory is not mapped for the device", sizeof(err));
@@ -832,12 +916,12 @@ fail_device(int dev, const char *msg)
 	ereport(LOG,
 			(errmsg("gpuext GPU service resetting device %d", dev),
 			 errdetail("%s", msg)));
-	if (gxr_reset(dev, err, sizeof(err)) != 0)
+	if (rt->reset(dev, err, sizeof(err)) != 0)
 		ereport(FATAL,
 				(errcode(ERRCODE_SYSTEM_ERROR),
 				 errmsg("gpuext GPU service could not reset device %d", dev),
 				 errdetail("%s", err)));
-	pages_dev[dev] = gxr_device_view(dev, BufferBlocks);
+	pages_dev[dev] = rt->device_view(dev, BufferBlocks);
 }
 
 /*
@@ -875,7 +959,7 @@ poll_inflight(void)
 		ServiceTask *created;
 		GxBatch    *b = slot_batch(s);
 
-		rc = gxr_poll(f->device, f->handle, &ms, &sticky, err, sizeof(err));
+		rc = rt->poll(f->device, f->handle, &ms, &sticky, err, sizeof(err));
 		if (rc == 0)
 			continue;
 		progress = true;
@@ -931,7 +1015,7 @@ refresh_device_info(void)
 		uint64_t	f,
 					t;
 
-		if (gxr_mem_info(d, &f, &t) == 0)
+		if (rt->mem_info(d, &f, &t) == 0)
 			gx_shared->devices[d].mem_free = f;
 	}
 }
@@ -950,7 +1034,7 @@ service_on_exit(int code, Datum arg)
 	for (int i = 0; i < ninflight; i++)
 		slot_batch(gx_slot(inflight[i].slot_index))->abort_flag = 1;
 	if (cuda_initialised)
-		gxr_shutdown();
+		rt->shutdown();
 	cuda_initialised = false;
 	for (int i = 0; i < ninflight; i++)
 		finish_request(inflight[i].slot_index, GX_ERR_SERVICE_GONE,
@@ -963,10 +1047,13 @@ service_on_exit(int code, Datum arg)
 		GxSlot	   *s = gx_slot(idx);
 		uint32		expected = GX_SLOT_QUEUED;
 
+		/* (detached requests free tasks, which go with the service anyway) */
 		if (pg_atomic_compare_exchange_u32(&s->state, &expected, GX_SLOT_RUNNING))
-			finish_request(idx, GX_ERR_SERVICE_GONE, "the GPU service stopped", 0);
+			finish_request(idx, s->detached ? GX_OK : GX_ERR_SERVICE_GONE,
+						   s->detached ? NULL : "the GPU service stopped", 0);
 		else if (expected == GX_SLOT_ABANDONED)
 		{
+			pg_atomic_fetch_add_u64(&gx_shared->requests_cancelled, 1);
 			gx_arena_free(s->arena_off, s->arena_len);
 			pg_atomic_write_u32(&s->state, GX_SLOT_FREE);
 		}
@@ -996,6 +1083,28 @@ init_cuda(char *err, int errlen)
 	return rc;
 }
 
+/*
+ * Without a GPU, with gpuext.debug_host_device: serve the debug requests
+ * on the host test device (host_device.c).  The state stays "no gpu", so
+ * queries keep to the CPU engine.
+ */
+static void
+open_host_device(const char *why)
+{
+	GxDeviceProps props;
+
+	rt = &gx_host_device_ops;
+	ndevices = 1;
+	pages_dev[0] = (const unsigned char *) BufferBlocks;
+	device_load[0] = 0;
+	gx_host_device_props(&props);
+	ereport(LOG,
+			(errmsg("gpuext GPU service found no GPU; the %s serves debug requests (gpuext.debug_host_device)",
+					props.name),
+			 errdetail("%s", why)));
+	set_state(GX_SERVICE_NO_GPU, "no GPU: the host test device serves debug requests only");
+}
+
 /* Open every device, register shared memory, publish device info. */
 static void
 service_setup(void)
@@ -1012,9 +1121,16 @@ service_setup(void)
 				 errdetail("%s", err)));
 		ndevices = 0;
 		set_state(GX_SERVICE_NO_GPU, err);
+		if (gpuext_debug_host_device)
+			open_host_device(err);
 		return;
 	}
 	cuda_initialised = true;
+	if (ndevices == 0 && gpuext_debug_host_device)
+	{
+		open_host_device(err[0] ? err : "no GPU found");
+		return;
+	}
 	if (ndevices == 0)
 	{
 		ereport(LOG,
@@ -1071,6 +1187,7 @@ void
 gpuext_service_main(Datum arg)
 {
 	TimestampTz last_refresh = 0;
+	uint32		busy_rounds = 0;
 	TimestampTz idle_since = 0;
 	bool		busy = false;
 	bool		trimmed = true;
@@ -1116,6 +1233,15 @@ gpuext_service_main(Datum arg)
 		if (ninflight > 0)
 			progress |= poll_inflight();
 
+		/* ended sessions' tasks are freed under load too, once a second */
+		if ((ninflight > 0 || progress) && (++busy_rounds & 1023) == 0 &&
+			TimestampDifferenceExceeds(last_refresh, GetCurrentTimestamp(), 1000))
+		{
+			collect_orphan_tasks();
+			sweep_cache_tasks();
+			last_refresh = GetCurrentTimestamp();
+		}
+
 		if (ninflight > 0)
 		{
 			/* work in flight: poll again soon, yielding the core meanwhile */
@@ -1148,7 +1274,7 @@ gpuext_service_main(Datum arg)
 				TimestampDifferenceExceeds(idle_since, GetCurrentTimestamp(), POOL_TRIM_IDLE_MS))
 			{
 				for (int d = 0; d < ndevices; d++)
-					gxr_trim(d);
+					rt->trim(d);
 				trimmed = true;
 			}
 			refresh_device_info();

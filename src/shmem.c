@@ -33,6 +33,22 @@ gx_nslots(void)
 	return (MaxBackends + NUM_AUXILIARY_PROCS + max_prepared_xacts) * GX_SLOTS_PER_BACKEND;
 }
 
+/*
+ * Entries of the submission queue's ring: the least power of two that
+ * holds every slot.  The queue's counters run freely and wrap at 2^32, a
+ * multiple of any power of two up to it, so an entry's place in the ring
+ * (counter modulo the ring's size) never jumps where they wrap.
+ */
+static uint32
+gx_queue_size(int nslots)
+{
+	uint32		size = 1;
+
+	while (size < (uint32) nslots)
+		size <<= 1;
+	return size;
+}
+
 static Size
 gx_arena_bytes(void)
 {
@@ -47,8 +63,10 @@ gx_shared_size(void)
 	int			nslots = gx_nslots();
 
 	sz = add_size(sz, mul_size(nslots, sizeof(GxSlot)));
-	sz = add_size(sz, mul_size(nslots, sizeof(uint32)));
+	sz = add_size(sz, mul_size(gx_queue_size(nslots), sizeof(uint32)));
 	sz = add_size(sz, mul_size(gx_arena_bytes() / GX_ARENA_UNIT, sizeof(uint32)));
+	sz = MAXALIGN(sz);
+	sz = add_size(sz, mul_size(nslots / GX_SLOTS_PER_BACKEND, sizeof(pg_atomic_uint64)));
 	return sz;
 }
 
@@ -80,6 +98,42 @@ gx_queue(void)
 	return (uint32 *) (base + (Size) gx_shared->nslots * sizeof(GxSlot));
 }
 
+/*
+ * The session number of the process with PGPROC number procno (0: none
+ * uses the service).
+ */
+pg_atomic_uint64 *
+gx_proc_session(int procno)
+{
+	char	   *end = (char *) (gx_queue() + gx_shared->queue_size + gx_shared->arena_units);
+
+	Assert(procno >= 0 && procno < gx_shared->nprocs);
+	return (pg_atomic_uint64 *) MAXALIGN(end) + procno;
+}
+
+/*
+ * Take one of the faults gpuext_debug_inject_fault() asked for, if any is
+ * left (GX_FAULT_KERNEL: a launch fails; GX_FAULT_ALLOC: a device
+ * allocation fails).  The GPU service and the CPU engine take them alike.
+ */
+bool
+gx_fault_take(int fault)
+{
+	pg_atomic_uint32 *left;
+	uint32		n;
+
+	if (gx_shared == NULL)
+		return false;
+	left = fault == GX_FAULT_KERNEL ? &gx_shared->fault_kernel : &gx_shared->fault_alloc;
+	n = pg_atomic_read_u32(left);
+	while (n > 0)
+	{
+		if (pg_atomic_compare_exchange_u32(left, &n, n - 1))
+			return true;
+	}
+	return false;
+}
+
 /* Create or attach the shared state; called from shmem_startup_hook. */
 void
 gx_shmem_startup(void)
@@ -102,6 +156,7 @@ gx_shmem_startup(void)
 		SpinLockInit(&gx_shared->queue_lock);
 		gx_shared->service_state = GX_SERVICE_NOT_STARTED;
 		gx_shared->nslots = nslots;
+		gx_shared->queue_size = gx_queue_size(nslots);
 		for (int i = 0; i < nslots; i++)
 		{
 			GxSlot	   *s = gx_slot(i);
@@ -121,10 +176,19 @@ gx_shmem_startup(void)
 		pg_atomic_init_u64(&gx_shared->bytes_returned, 0);
 		pg_atomic_init_u64(&gx_shared->device_time_us, 0);
 		pg_atomic_init_u64(&gx_shared->service_restarts, 0);
+		pg_atomic_init_u64(&gx_shared->requests_abandoned, 0);
+		pg_atomic_init_u32(&gx_shared->fault_kernel, 0);
+		pg_atomic_init_u32(&gx_shared->fault_alloc, 0);
+		pg_atomic_init_u64(&gx_shared->next_session, 0);
+		gx_shared->nprocs = nslots / GX_SLOTS_PER_BACKEND;
 		pg_atomic_init_u32(&gx_shared->calibration_generation, 1);
 		gx_shared->arena_size = gx_arena_bytes();
 		gx_shared->arena_units = gx_arena_bytes() / GX_ARENA_UNIT;
 		gx_shared->arena_lock = &(GetNamedLWLockTranche("gpuext"))->lock;
+		for (int i = 0; i < gx_shared->nprocs; i++)
+			pg_atomic_init_u64(gx_proc_session(i), 0);
+		/* (tests of the wrap-around start just before it) */
+		gx_shared->queue_head = gx_shared->queue_tail = (uint32) 0 - (uint32) gpuext_debug_queue_start;
 	}
 	gx_colcache_shmem_startup();
 	LWLockRelease(AddinShmemInitLock);
@@ -138,9 +202,10 @@ gx_queue_push(uint32 slot_index)
 	bool		ok = false;
 
 	SpinLockAcquire(&gx_shared->queue_lock);
+	/* (each slot is queued at most once, so nslots entries never overflow) */
 	if (gx_shared->queue_tail - gx_shared->queue_head < (uint32) gx_shared->nslots)
 	{
-		q[gx_shared->queue_tail % gx_shared->nslots] = slot_index;
+		q[gx_shared->queue_tail & (gx_shared->queue_size - 1)] = slot_index;
 		gx_shared->queue_tail++;
 		ok = true;
 	}
@@ -158,7 +223,7 @@ gx_queue_pop(uint32 *slot_index)
 	SpinLockAcquire(&gx_shared->queue_lock);
 	if (gx_shared->queue_head != gx_shared->queue_tail)
 	{
-		*slot_index = q[gx_shared->queue_head % gx_shared->nslots];
+		*slot_index = q[gx_shared->queue_head & (gx_shared->queue_size - 1)];
 		gx_shared->queue_head++;
 		ok = true;
 	}

@@ -137,8 +137,8 @@ Datum
 gpuext_status(PG_FUNCTION_ARGS)
 {
 	TupleDesc	tupdesc;
-	Datum		values[16];
-	bool		nulls[16] = {0};
+	Datum		values[17];
+	bool		nulls[17] = {0};
 	int			state;
 	int			pid;
 	int			ndev;
@@ -152,7 +152,7 @@ gpuext_status(PG_FUNCTION_ARGS)
 	if (!gpuext_preloaded || gx_shared == NULL)
 	{
 		values[0] = CStringGetTextDatum("not loaded");
-		for (int i = 1; i < 16; i++)
+		for (int i = 1; i < 17; i++)
 			nulls[i] = true;
 		nulls[2] = false;
 		values[2] = CStringGetTextDatum("gpuext is not in shared_preload_libraries: GPU offload is off");
@@ -185,6 +185,7 @@ gpuext_status(PG_FUNCTION_ARGS)
 	values[13] = Int64GetDatum((int64) mem);
 	values[14] = Int64GetDatum((int64) gx_arena_bytes_in_use());
 	values[15] = Int64GetDatum(pg_atomic_read_u64(&gx_shared->service_restarts));
+	values[16] = Int64GetDatum(pg_atomic_read_u64(&gx_shared->requests_abandoned));
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 }
 
@@ -334,17 +335,49 @@ gpuext_service_roundtrip(PG_FUNCTION_ARGS)
 }
 
 /*
+ * A sleep request sent to the service whatever it has (a GPU, or the host
+ * test device of gpuext.debug_host_device), without falling back.
+ */
+static void
+service_sleep(int32 ms, int32 reserve_mb)
+{
+	GxRequest  *req = gx_request_create(gx_batch_size(0, 0, 0));
+	int			status;
+
+	if (req == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_OUT_OF_MEMORY),
+				 errmsg("no room in the gpuext DMA arena")));
+	gx_batch_layout(req->batch, GX_REQ_SLEEP, 0, 0, 0);
+	req->batch->arg = (uint64) ms * 1000 * 1000;
+	req->batch->reserve_bytes = (uint64) reserve_mb * 1024 * 1024;
+	gx_request_submit(req, GX_REQ_SLEEP);
+	status = gx_request_wait(req);
+	if (status != GX_OK)
+	{
+		char		msg[GX_ERRLEN];
+
+		strlcpy(msg, req->errmsg, sizeof(msg));
+		gx_request_destroy(req);
+		gx_report_failure(status, msg);
+	}
+	gx_request_destroy(req);
+}
+
+/*
  * gpuext_debug_sleep(ms, reserve_mb, engine): a device request that holds
  * reserve_mb of device memory and runs for ms milliseconds unless
  * cancelled.  Superuser only; for cancellation and leak tests.  Returns
- * the engine that ran it.
+ * the engine that ran it.  Engine 'service' sends it to the GPU service
+ * with no fallback, also when the service has only the host test device.
  */
 Datum
 gpuext_debug_sleep(PG_FUNCTION_ARGS)
 {
 	int32		ms = PG_GETARG_INT32(0);
 	int32		reserve_mb = PG_GETARG_INT32(1);
-	int			engine_mode = parse_engine(PG_GETARG_TEXT_PP(2));
+	char	   *engine_name = text_to_cstring(PG_GETARG_TEXT_PP(2));
+	int			engine_mode;
 	GxEngine	engine;
 	GxPendingBatch pb;
 	GxBatch    *batch;
@@ -363,6 +396,12 @@ gpuext_debug_sleep(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
 				 errmsg("device memory reservation must be between 0 and 1048576 MB")));
+	if (strcmp(engine_name, "service") == 0)
+	{
+		service_sleep(ms, reserve_mb);
+		PG_RETURN_TEXT_P(cstring_to_text("service"));
+	}
+	engine_mode = parse_engine(PG_GETARG_TEXT_PP(2));
 
 	gx_engine_start_with_mode(&engine, engine_mode);
 
