@@ -84,7 +84,6 @@
 #include "utils/ruleutils.h"
 #include "utils/timestamp.h"
 
-#include "calibrate.h"
 #include "codegen.h"
 #include "colcache.h"
 #include "cost.h"
@@ -92,6 +91,7 @@
 #include "gpuscan.h"
 #include "gx_join.h"
 #include "pipeline.h"
+#include "timing.h"
 
 #define NULL_ROW	UINT32_MAX	/* no inner row: NULL-extended, semi, anti */
 

@@ -1,5 +1,5 @@
 /*-------------------------------------------------------------------------
- * workload.c
+ * calibrate_workload.c
  *		gpuext_calibrate_workload(): refine the cost model's parameters
  *		against the user's own queries, by simulated annealing (as Bausch
  *		et al. did for their asymmetric model).
@@ -20,7 +20,7 @@
  * (like gpuext_calibrate()'s values) only when it is no worse there.
  *
  * IDENTIFICATION
- *		costmodel/workload.c
+ *		src/calibrate_workload.c
  *-------------------------------------------------------------------------
  */
 #include "gpuext.h"
@@ -40,6 +40,7 @@
 
 #include "calibrate.h"
 #include "cost.h"
+#include "timing.h"
 
 PG_FUNCTION_INFO_V1(gpuext_calibrate_workload);
 

@@ -23,7 +23,7 @@
  * is needed.
  *
  * IDENTIFICATION
- *		costmodel/calibrate.c
+ *		src/calibrate.c
  *-------------------------------------------------------------------------
  */
 #include "gpuext.h"
@@ -59,6 +59,7 @@
 
 #include "calibrate.h"
 #include "cost.h"
+#include "timing.h"
 
 PG_FUNCTION_INFO_V1(gpuext_calibrate);
 
@@ -86,16 +87,6 @@ typedef struct Measured
 	double		value;
 	const char *unit;
 } Measured;
-
-double
-gx_elapsed_us(instr_time start)
-{
-	instr_time	now;
-
-	INSTR_TIME_SET_CURRENT(now);
-	INSTR_TIME_SUBTRACT(now, start);
-	return INSTR_TIME_GET_MICROSEC(now);
-}
 
 /*
  * Which clock the calibration's timings read: the wall clock, or this
