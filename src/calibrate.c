@@ -77,10 +77,6 @@ PG_FUNCTION_INFO_V1(gpuext_calibrate);
 #define SHARE_WORKERS	4		/* workers of the parallel_page_share scan */
 #define STORAGE_FILE_MB 16
 
-/* calibration generation this backend has applied */
-static uint32 applied_generation = 0;
-static bool applying = false;
-
 typedef struct Measured
 {
 	const char *name;			/* GUC, without the gpuext. prefix */
@@ -136,57 +132,6 @@ gx_extension_schema(void)
 	if (!OidIsValid(nsp))
 		return NULL;
 	return pstrdup(quote_identifier(get_namespace_name(nsp)));
-}
-
-/*
- * Apply stored calibration values, once per calibration: called by the
- * planner hooks.  Values become database-level defaults of the GUCs.
- */
-void
-gx_cost_refresh(void)
-{
-	uint32		gen;
-	char	   *schema;
-
-	if (!gpuext_preloaded || gx_shared == NULL || applying || !IsTransactionState())
-		return;
-	gen = pg_atomic_read_u32(&gx_shared->calibration_generation);
-	if (gen == applied_generation)
-		return;
-	schema = gx_extension_schema();
-	if (schema == NULL)
-		return;
-	applying = true;
-	applied_generation = gen;
-	PG_TRY();
-	{
-		if (SPI_connect() == SPI_OK_CONNECT)
-		{
-			char	   *q = psprintf("SELECT parameter, value FROM %s.gpuext_calibration_values",
-									 schema);
-
-			if (SPI_execute(q, true, 0) == SPI_OK_SELECT)
-			{
-				for (uint64 i = 0; i < SPI_processed; i++)
-				{
-					HeapTuple	tup = SPI_tuptable->vals[i];
-					TupleDesc	desc = SPI_tuptable->tupdesc;
-					char	   *name = SPI_getvalue(tup, desc, 1);
-					char	   *value = SPI_getvalue(tup, desc, 2);
-
-					(void) set_config_option(psprintf("gpuext.%s", name), value,
-											 PGC_USERSET, PGC_S_DATABASE,
-											 GUC_ACTION_SET, true, WARNING, false);
-				}
-			}
-			SPI_finish();
-		}
-	}
-	PG_FINALLY();
-	{
-		applying = false;
-	}
-	PG_END_TRY();
 }
 
 /* Storage: sequential and random page reads and writes of a temp file. */

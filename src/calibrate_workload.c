@@ -39,7 +39,7 @@
 #include "utils/plancache.h"
 
 #include "calibrate.h"
-#include "cost.h"
+#include "costparams.h"
 #include "timing.h"
 
 PG_FUNCTION_INFO_V1(gpuext_calibrate_workload);
