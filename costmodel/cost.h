@@ -45,8 +45,16 @@ typedef struct GxCostParamDef
 	double		max;
 } GxCostParamDef;
 
-extern const GxCostParamDef gx_cost_param_defs[];
-extern const int gx_num_cost_params;
+/* the parameters' indexes in gx_cost_param_defs, and their number */
+typedef enum GxCostParamId
+{
+#define GX_COST_PARAM(name, boot, min, max, desc) GX_COST_PARAM_##name,
+#include "cost_params.h"
+#undef GX_COST_PARAM
+	GX_NUM_COST_PARAMS
+} GxCostParamId;
+
+extern const GxCostParamDef gx_cost_param_defs[GX_NUM_COST_PARAMS];
 extern const GxCostParamDef *gx_cost_param_find(const char *name);
 
 /* The value of parameter 'def' in a set. */

@@ -17,20 +17,18 @@
 
 #include "cost.h"
 
-const GxCostParamDef gx_cost_param_defs[] = {
+const GxCostParamDef gx_cost_param_defs[GX_NUM_COST_PARAMS] = {
 #define GX_COST_PARAM(name, boot, min, max, desc) \
 	{#name, desc, offsetof(GxCostParams, name), boot, min, max},
 #include "cost_params.h"
 #undef GX_COST_PARAM
 };
 
-const int	gx_num_cost_params = lengthof(gx_cost_param_defs);
-
 /* The definition of the parameter called 'name' (no prefix), or NULL. */
 const GxCostParamDef *
 gx_cost_param_find(const char *name)
 {
-	for (int i = 0; i < gx_num_cost_params; i++)
+	for (int i = 0; i < GX_NUM_COST_PARAMS; i++)
 		if (strcmp(gx_cost_param_defs[i].name, name) == 0)
 			return &gx_cost_param_defs[i];
 	return NULL;

@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  * calibrate.c
  *		gpuext_calibrate(): measure this machine and store the cost model's
- *		parameters; and the loading of stored parameters by every backend.
+ *		parameters.
  *
  * What is measured, and how:
  *	- storage: sequential and random page reads and writes of a temporary
@@ -17,10 +17,10 @@
  *	  the pages of stock index and bitmap scans cost when they are in memory
  *	  (index_cost_scale, indexread.c), and what a serial plan spends on each
  *	  row it sends to the client (client_row_us, output.c).
- * Results go to the table gpuext_calibration_values.  A backend applies
- * stored values as database-level defaults of the gpuext.* GUCs the next
- * time it plans a query (a session's own SET still wins), so no restart
- * is needed.
+ * Results go to the table gpuext_calibration_values.  Every backend of
+ * the database uses the stored values the next time it plans a query
+ * (src/costparams.c: as database-level defaults of the gpuext.* settings,
+ * so a session's own SET still wins), so no restart is needed.
  *
  * IDENTIFICATION
  *		src/calibrate.c
@@ -58,7 +58,7 @@
 #include "utils/regproc.h"
 
 #include "calibrate.h"
-#include "cost.h"
+#include "costparams.h"
 #include "timing.h"
 
 PG_FUNCTION_INFO_V1(gpuext_calibrate);
@@ -111,24 +111,8 @@ clock_us(void)
 char *
 gx_extension_schema(void)
 {
-	Oid			ext = get_extension_oid("gpuext", true);
-	Relation	rel;
-	SysScanDesc scan;
-	ScanKeyData key;
-	HeapTuple	tup;
-	Oid			nsp = InvalidOid;
+	Oid			nsp = gx_extension_namespace();
 
-	if (!OidIsValid(ext))
-		return NULL;
-	rel = table_open(ExtensionRelationId, AccessShareLock);
-	ScanKeyInit(&key, Anum_pg_extension_oid, BTEqualStrategyNumber, F_OIDEQ,
-				ObjectIdGetDatum(ext));
-	scan = systable_beginscan(rel, ExtensionOidIndexId, true, NULL, 1, &key);
-	tup = systable_getnext(scan);
-	if (HeapTupleIsValid(tup))
-		nsp = ((Form_pg_extension) GETSTRUCT(tup))->extnamespace;
-	systable_endscan(scan);
-	table_close(rel, AccessShareLock);
 	if (!OidIsValid(nsp))
 		return NULL;
 	return pstrdup(quote_identifier(get_namespace_name(nsp)));
@@ -1405,7 +1389,8 @@ gpuext_calibrate(PG_FUNCTION_ARGS)
 	for (int i = 0; i < n; i++)
 	{
 		char	   *guc = psprintf("gpuext.%s", m[i].name);
-		const char *before = GetConfigOption(guc, true, false);
+		/* the value in force before, as SHOW prints it */
+		const char *before = GetConfigOptionByName(guc, NULL, true);
 		Datum		values[4];
 		bool		nulls[4] = {0};
 
@@ -1423,7 +1408,7 @@ gpuext_calibrate(PG_FUNCTION_ARGS)
 				SPI_OK_UTILITY);
 	SPI_finish();
 
-	/* every backend applies the new values before it plans again */
-	pg_atomic_fetch_add_u32(&gx_shared->calibration_generation, 1);
+	/* every backend loads the new values before it plans again */
+	gx_cost_calibration_changed();
 	return (Datum) 0;
 }

@@ -222,7 +222,7 @@ static void
 current_params(double *values)
 {
 	for (int i = 0; i < NTUNED; i++)
-		values[i] = strtod(GetConfigOption(psprintf("gpuext.%s", tuned[i].name), false, false),
+		values[i] = strtod(GetConfigOptionByName(psprintf("gpuext.%s", tuned[i].name), NULL, false),
 						   NULL);
 }
 
@@ -400,6 +400,6 @@ gpuext_calibrate_workload(PG_FUNCTION_ARGS)
 	SPI_finish();
 
 	if (stored)
-		pg_atomic_fetch_add_u32(&gx_shared->calibration_generation, 1);
+		gx_cost_calibration_changed();
 	return (Datum) 0;
 }

@@ -15,5 +15,7 @@
 extern void gx_cost_define_gucs(void);
 extern void gx_cost_refresh(void);
 extern const GxCostParams *gx_cost_params(void);
+extern void gx_cost_calibration_changed(void);
+extern Oid	gx_extension_namespace(void);
 
 #endif							/* GPUEXT_COSTPARAMS_H */
