@@ -132,7 +132,8 @@ LANGUAGE C VOLATILE PARALLEL UNSAFE;
 REVOKE ALL ON FUNCTION gpuext_debug_request(text, text, bigint, bigint, bigint, bigint) FROM PUBLIC;
 
 -- Calibrated cost-model parameters (gpuext_calibrate() writes them; every
--- backend applies them as defaults of the gpuext.* settings)
+-- backend's planner uses them as database-level defaults of the gpuext.*
+-- settings)
 CREATE TABLE gpuext_calibration_values (
     parameter   text PRIMARY KEY,
     value       float8 NOT NULL,
@@ -179,11 +180,18 @@ LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
 REVOKE ALL ON FUNCTION gpuext_calibrate_workload(text[], text[], int, bigint, boolean) FROM PUBLIC;
 
 -- The cost-model parameters in force in this session, their calibrated
--- values and their built-in defaults
+-- values and their built-in defaults.  A calibrated value in force has
+-- the source 'database': it overrides the default, postgresql.conf and
+-- ALTER DATABASE settings, and ALTER ROLE settings, connection options
+-- and SET override it.
 CREATE VIEW gpuext_calibration AS
 SELECT substr(s.name, 8) AS parameter,
        s.setting::float8 AS value_in_force,
-       s.source,
+       CASE WHEN c.value IS NOT NULL
+             AND s.source IN ('default', 'environment variable', 'configuration file',
+                              'command line', 'global', 'database')
+             AND abs(s.setting::float8 - c.value) <= 1e-5 * abs(c.value)
+            THEN 'database' ELSE s.source END AS source,
        c.value AS calibrated,
        c.measured_at,
        s.boot_val::float8 AS default_value,

@@ -1,6 +1,6 @@
 /*-------------------------------------------------------------------------
  * cost.c
- *		Cost functions of gpuext's paths and the GUCs they read.
+ *		Cost functions of gpuext's paths.
  *
  * A GPU scan overlaps two pipelines: the host pins pages and computes
  * visibility (per page), while the device reads the pages over the link
@@ -22,187 +22,12 @@
 #include <float.h>
 #include <math.h>
 
-#include "commands/explain.h"
 #include "nodes/pathnodes.h"
 #include "optimizer/cost.h"
 #include "optimizer/optimizer.h"
 #include "optimizer/paths.h"
-#include "utils/guc.h"
 
 #include "cost.h"
-#include "gpuext.h"
-#include "pipeline.h"
-
-double		gx_cost_unit_us = 5.0;
-double		gx_gpu_setup_us = 300.0;
-double		gx_gpu_batch_us = 30.0;
-double		gx_host_page_us = 0.6;
-double		gx_host_visibility_us = 2.0;
-double		gx_host_tuple_us = 0.15;
-double		gx_host_row_page_us = 0.0;
-double		gx_client_row_us = 0.0;
-double		gx_link_read_gbps = 45.0;
-double		gx_device_row_ns = 0.05;
-double		gx_cpu_engine_row_ns = 4.0;
-double		gx_cpu_engine_setup_us = 0.0;
-double		gx_cpu_engine_agg_setup_us = 0.0;
-double		gx_gpuagg_setup_us = 300.0;
-double		gx_device_atomic_ns = 0.2;
-double		gx_link_write_gbps = 40.0;
-double		gx_host_group_us = 1.0;
-double		gx_kernel_launch_us = 5.0;
-double		gx_link_latency_us = 10.0;
-double		gx_link_copy_gbps = 50.0;
-double		gx_device_read_gbps = 3000.0;
-double		gx_device_gather_ns = 0.05;
-double		gx_storage_seq_read_us = 20.0;
-double		gx_storage_random_read_us = 100.0;
-double		gx_storage_seq_write_us = 40.0;
-double		gx_storage_random_write_us = 400.0;
-double		gx_index_cost_scale = 1.0;
-double		gx_parallel_page_share = 0.0;
-double		gx_parallel_worker_us = 0.0;
-double		gx_parallel_start_us = 0.0;
-double		gx_stock_group_us = 0.0;
-double		gx_stock_agg_row_us = 0.0;
-double		gx_stock_byref_us = 0.0;
-double		gx_stock_join_row_us = 0.0;
-double		gx_stock_deform_us = 0.0;
-bool		gx_recost_spills = true;
-
-/* Define a real-valued cost parameter. */
-static void
-define_param(const char *name, const char *desc, double *var, double boot,
-			 double min, double max)
-{
-	DefineCustomRealVariable(name, desc, NULL, var, boot, min, max,
-							 PGC_USERSET, 0, NULL, NULL, NULL);
-}
-
-void
-gx_cost_define_gucs(void)
-{
-	define_param("gpuext.cost_unit_us",
-				 "Microseconds of one planner cost unit on this machine.",
-				 &gx_cost_unit_us, 5.0, 0.001, 1e6);
-	define_param("gpuext.gpu_setup_us",
-				 "Microseconds a GPU operator adds to a query beyond its per-batch, per-page and per-row work (planning, starting, round trips, ending).",
-				 &gx_gpu_setup_us, 300.0, 0, 1e9);
-	define_param("gpuext.gpu_batch_us",
-				 "Microseconds of fixed overhead per batch sent to the GPU.",
-				 &gx_gpu_batch_us, 30.0, 0, 1e9);
-	define_param("gpuext.host_page_us",
-				 "Microseconds of host work per heap page of a GPU scan (pin, lock, visibility).",
-				 &gx_host_page_us, 0.6, 0, 1e6);
-	define_param("gpuext.host_visibility_us",
-				 "Extra microseconds of host work per heap page that is not all-visible (a visibility check per tuple).",
-				 &gx_host_visibility_us, 2.0, 0, 1e6);
-	define_param("gpuext.host_tuple_us",
-				 "Microseconds of host work per row a GPU operator returns.",
-				 &gx_host_tuple_us, 0.15, 0, 1e6);
-	define_param("gpuext.host_row_page_us",
-				 "Microseconds of host work per heap page holding any row a GPU operator returns (reading the page back).",
-				 &gx_host_row_page_us, 0.0, 0, 1e6);
-	define_param("gpuext.client_row_us",
-				 "Microseconds a serial plan spends sending one result row to the client (0: not charged).",
-				 &gx_client_row_us, 0.0, 0, 1e6);
-	define_param("gpuext.link_read_gbps",
-				 "Rate in GB/s at which kernels read host memory (zero-copy over the link).",
-				 &gx_link_read_gbps, 45.0, 0.001, 1e6);
-	define_param("gpuext.device_row_ns",
-				 "Nanoseconds of device work per row and device-program instruction.",
-				 &gx_device_row_ns, 0.05, 0, 1e6);
-	define_param("gpuext.device_atomic_ns",
-				 "Nanoseconds of device work per aggregated row (group lookup and atomic updates).",
-				 &gx_device_atomic_ns, 0.2, 0, 1e6);
-	define_param("gpuext.link_write_gbps",
-				 "Rate in GB/s of copies from the device to host memory.",
-				 &gx_link_write_gbps, 40.0, 0.001, 1e6);
-	define_param("gpuext.host_group_us",
-				 "Microseconds of host work to finish one group of a GPU aggregation.",
-				 &gx_host_group_us, 1.0, 0, 1e6);
-	define_param("gpuext.kernel_launch_us",
-				 "Microseconds to launch a kernel and see it complete.",
-				 &gx_kernel_launch_us, 5.0, 0, 1e6);
-	define_param("gpuext.link_latency_us",
-				 "Microseconds of a small pinned copy to the device.",
-				 &gx_link_latency_us, 10.0, 0, 1e6);
-	define_param("gpuext.link_copy_gbps",
-				 "Rate in GB/s of pinned copies from host to device memory.",
-				 &gx_link_copy_gbps, 50.0, 0.001, 1e6);
-	define_param("gpuext.device_read_gbps",
-				 "Rate in GB/s of coalesced kernel reads of device memory.",
-				 &gx_device_read_gbps, 3000.0, 0.001, 1e7);
-	define_param("gpuext.device_gather_ns",
-				 "Nanoseconds of one random read of device memory, amortised over the device.",
-				 &gx_device_gather_ns, 0.05, 0, 1e6);
-	define_param("gpuext.storage_seq_read_us",
-				 "Microseconds to read a page sequentially from storage.",
-				 &gx_storage_seq_read_us, 20.0, 0, 1e7);
-	define_param("gpuext.storage_random_read_us",
-				 "Microseconds to read a page at random from storage.",
-				 &gx_storage_random_read_us, 100.0, 0, 1e7);
-	define_param("gpuext.storage_seq_write_us",
-				 "Microseconds to write a page sequentially to storage (durably).",
-				 &gx_storage_seq_write_us, 40.0, 0, 1e7);
-	define_param("gpuext.storage_random_write_us",
-				 "Microseconds to write a page at random to storage (durably).",
-				 &gx_storage_random_write_us, 400.0, 0, 1e7);
-	define_param("gpuext.cpu_engine_row_ns",
-				 "Nanoseconds of CPU engine work per row and device-program instruction.",
-				 &gx_cpu_engine_row_ns, 4.0, 0, 1e6);
-	define_param("gpuext.cpu_engine_setup_us",
-				 "Microseconds an operator on the CPU engine adds to a query beyond its per-page and per-row work (planning, starting, ending).",
-				 &gx_cpu_engine_setup_us, 0.0, 0, 1e9);
-	define_param("gpuext.cpu_engine_agg_setup_us",
-				 "Microseconds a GpuAgg on the CPU engine adds to a query beyond its scan and its per-row and per-group work.",
-				 &gx_cpu_engine_agg_setup_us, 0.0, 0, 1e9);
-	define_param("gpuext.gpuagg_setup_us",
-				 "Microseconds a GpuAgg on the GPU adds to a query beyond its scan and its per-row and per-group work.",
-				 &gx_gpuagg_setup_us, 300.0, 0, 1e9);
-	define_param("gpuext.index_cost_scale",
-				 "Factor on seq_page_cost and random_page_cost when gpuext re-costs PostgreSQL's index and bitmap scans.",
-				 &gx_index_cost_scale, 1.0, 0.01, 100);
-	define_param("gpuext.parallel_page_share",
-				 "Share of a parallel sequential scan's page cost that its workers divide among themselves when gpuext re-costs PostgreSQL's partial sequential scans.",
-				 &gx_parallel_page_share, 0.0, 0, 1);
-	define_param("gpuext.parallel_worker_us",
-				 "Microseconds between the starts of a parallel query's workers: each more worker it launches ends it this much later at the least.",
-				 &gx_parallel_worker_us, 0.0, 0, 1e7);
-	define_param("gpuext.parallel_start_us",
-				 "Microseconds from a parallel query's start until its first worker runs, beyond parallel_worker_us (the worker's start and, at the end, its exit, which the leader waits for).",
-				 &gx_parallel_start_us, 0.0, 0, 1e7);
-	define_param("gpuext.stock_group_us",
-				 "Microseconds a group of PostgreSQL's hashed aggregation takes beyond its estimate (its table outgrowing the CPU's caches); gpuext charges stock hashed aggregations this per group.",
-				 &gx_stock_group_us, 0.0, 0, 1e6);
-	define_param("gpuext.stock_agg_row_us",
-				 "Microseconds a row of PostgreSQL's hashed aggregation takes beyond its estimate (hashing its keys, finding its group); gpuext charges stock groupings, hashed or sorted, this per input row.",
-				 &gx_stock_agg_row_us, 0.0, 0, 1e6);
-	define_param("gpuext.stock_byref_us",
-				 "Microseconds an aggregate's step over a by-reference value (numeric, text) or a by-reference group key takes in PostgreSQL's aggregation beyond its estimate; gpuext charges stock aggregations this per input row and such aggregate or key.",
-				 &gx_stock_byref_us, 0.0, 0, 1e6);
-	define_param("gpuext.stock_join_row_us",
-				 "Microseconds an outer row of PostgreSQL's hash join takes beyond its estimate (hashing it, probing the table, forming the joined row); gpuext charges this per outer row to a stock hash join whose rows an aggregation takes.",
-				 &gx_stock_join_row_us, 0.0, 0, 1e6);
-	define_param("gpuext.stock_deform_us",
-				 "Microseconds PostgreSQL's sequential scan takes a row to step over one column past the row's first variable-width one on its way to a column its filter reads; gpuext charges stock sequential scans this per row read and such column, less what the rows they return would take anyway.",
-				 &gx_stock_deform_us, 0.0, 0, 1e6);
-	DefineCustomBoolVariable("gpuext.recost_spills",
-							 "Re-costs PostgreSQL's spilling hash aggregations and sorts with the storage write costs.",
-							 "A page written to a temporary file costs PostgreSQL's page cost times "
-							 "storage_*_write_us / storage_*_read_us.",
-							 &gx_recost_spills, true, PGC_USERSET, 0, NULL, NULL, NULL);
-}
-
-/* list_sort comparator: by total cost, as add_path keeps its lists */
-int
-gx_compare_total_cost(const ListCell *a, const ListCell *b)
-{
-	Cost		ca = ((Path *) lfirst(a))->total_cost;
-	Cost		cb = ((Path *) lfirst(b))->total_cost;
-
-	return ca < cb ? -1 : ca > cb ? 1 : 0;
-}
 
 /*
  * PostgreSQL's divisor of a partial plan's per-row cost: its workers, plus
@@ -228,16 +53,16 @@ gx_parallel_divisor(int workers)
  * with the visibility checks of the share that is not all-visible.
  */
 static double
-host_page_cost_us(double allvisfrac)
+host_page_cost_us(const GxCostParams *p, double allvisfrac)
 {
-	return gx_host_page_us + (1.0 - allvisfrac) * gx_host_visibility_us;
+	return p->host_page_us + (1.0 - allvisfrac) * p->host_visibility_us;
 }
 
 /*
  * The most workers a parallel gpuext scan of 'rel' (GpuScan, GpuJoin,
  * GpuAgg) can use: PostgreSQL's number for its size, but no more than the
  * scan's batches, less the leader's.  Each process takes a batch of up to
- * gx_batch_pages_cap pages at a time, so a table of few batches is done by
+ * p->batch_pages pages at a time, so a table of few batches is done by
  * the first processes to start (the leader first, then workers as they
  * are launched): the others find no page left.  Its rows then come out of
  * those few, with whatever the plan does to them above the scan (a Sort
@@ -252,11 +77,11 @@ host_page_cost_us(double allvisfrac)
  * under 4 workers and 16.4 to 17.4 under 6 to 16 on the H100.)
  */
 int
-gx_parallel_scan_workers(RelOptInfo *rel)
+gx_parallel_scan_workers(const GxCostParams *p, RelOptInfo *rel)
 {
 	int			workers = compute_parallel_worker(rel, rel->pages, -1,
 												  max_parallel_workers_per_gather);
-	double		batch = (double) gx_batch_pages_cap(GX_PIPELINE_DEPTH);
+	double		batch = (double) p->batch_pages;
 	double		busy = ceil(rel->pages / batch) - (parallel_leader_participation ? 1 : 0);
 
 	if (workers <= 0)
@@ -266,16 +91,16 @@ gx_parallel_scan_workers(RelOptInfo *rel)
 
 /* Microseconds to cost units. */
 static Cost
-us_to_cost(double us)
+us_to_cost(const GxCostParams *p, double us)
 {
-	return us / gx_cost_unit_us;
+	return us / p->cost_unit_us;
 }
 
 /* The fixed setup of a gpuext operator on the GPU or on the CPU engine. */
 static Cost
-engine_setup_cost(bool gpu)
+engine_setup_cost(const GxCostParams *p, bool gpu)
 {
-	return us_to_cost(gpu ? gx_gpu_setup_us : gx_cpu_engine_setup_us);
+	return us_to_cost(p, gpu ? p->gpu_setup_us : p->cpu_engine_setup_us);
 }
 
 /*
@@ -286,39 +111,9 @@ engine_setup_cost(bool gpu)
  * program or catalog work where nothing of theirs could win.
  */
 Cost
-gx_gpu_cost_floor(void)
+gx_gpu_cost_floor(const GxCostParams *p)
 {
-	return engine_setup_cost(true);
-}
-
-/*
- * Would add_path (or add_partial_path) reject any new path of this list's
- * relation that costs at least 'floor' before its first row, has no
- * pathkeys and no parameterization, returns at least 'rows' rows and is
- * parallel safe only when 'parallel_safe'?  True when the list holds an
- * unparameterized path that dominates every such path: cheaper in total
- * than 'floor' by more than add_path's fuzz factor (pathnode.c's
- * STD_FUZZ_FACTOR, 1.01), so cheaper in startup and total cost, with no
- * more rows and at least as parallel safe.  (add_partial_path compares
- * total costs and pathkeys alone: for its lists pass 'rows' as -1, not
- * compared, and 'parallel_safe' as false.)  Such a new path would be freed
- * again at once: not making it plans exactly the same.
- */
-bool
-gx_stock_path_beats(List *paths, Cost floor, double rows, bool parallel_safe)
-{
-	ListCell   *lc;
-
-	foreach(lc, paths)
-	{
-		Path	   *p = (Path *) lfirst(lc);
-
-		if (p->param_info == NULL && (rows < 0 || p->rows <= rows) &&
-			(p->parallel_safe || !parallel_safe) &&
-			p->total_cost * 1.01 < floor)
-			return true;
-	}
-	return false;
+	return engine_setup_cost(p, true);
 }
 
 /*
@@ -351,10 +146,10 @@ pages_with_rows(const GxScanCostInput *in)
  * the workers' starts overlap, and a late worker still takes its share.
  */
 static double
-parallel_span_us(double work_us, int workers, bool launches)
+parallel_span_us(const GxCostParams *p, double work_us, int workers, bool launches)
 {
-	double		start = launches ? gx_parallel_start_us : 0;
-	double		step = launches ? gx_parallel_worker_us : 0;
+	double		start = launches ? p->parallel_start_us : 0;
+	double		step = launches ? p->parallel_worker_us : 0;
 	int			leader = parallel_leader_participation ? 1 : 0;
 	double		started = 0;	/* sum of the start times of those working */
 	double		span = leader ? work_us : DBL_MAX;
@@ -382,9 +177,9 @@ parallel_span_us(double work_us, int workers, bool launches)
  * whatever their number; 0 when that covers it.
  */
 static Cost
-launch_extra_cost(double launched_us, double run_us)
+launch_extra_cost(const GxCostParams *p, double launched_us, double run_us)
 {
-	return us_to_cost(Max(launched_us - run_us - parallel_setup_cost * gx_cost_unit_us, 0));
+	return us_to_cost(p, Max(launched_us - run_us - parallel_setup_cost * p->cost_unit_us, 0));
 }
 
 /*
@@ -400,15 +195,15 @@ launch_extra_cost(double launched_us, double run_us)
  * under gpuext.force_offload, like gx_cost_scan's.
  */
 Cost
-gx_stock_launch_surcharge(Cost process_cost, int workers)
+gx_stock_launch_surcharge(const GxCostParams *p, Cost process_cost, int workers)
 {
 	double		work_us;
 
-	if (workers <= 0 || gpuext_force_offload || process_cost <= 0)
+	if (workers <= 0 || p->force_offload || process_cost <= 0)
 		return 0;
-	work_us = process_cost * gx_parallel_divisor(workers) * gx_cost_unit_us;
-	return launch_extra_cost(parallel_span_us(work_us, workers, true),
-							 parallel_span_us(work_us, workers, false));
+	work_us = process_cost * gx_parallel_divisor(workers) * p->cost_unit_us;
+	return launch_extra_cost(p, parallel_span_us(p, work_us, workers, true),
+							 parallel_span_us(p, work_us, workers, false));
 }
 
 /*
@@ -436,8 +231,8 @@ gx_stock_launch_surcharge(Cost process_cost, int workers)
  * with or without the workers' launches).
  */
 static double
-scan_run_us(double host_pages_us, double host_rows_us, double device_us, int workers,
-			bool launches)
+scan_run_us(const GxCostParams *p, double host_pages_us, double host_rows_us,
+			double device_us, int workers, bool launches)
 {
 	double		host_us = host_pages_us + host_rows_us;
 	double		span;
@@ -446,7 +241,7 @@ scan_run_us(double host_pages_us, double host_rows_us, double device_us, int wor
 
 	if (host_us <= 0)
 		return device_us;
-	span = parallel_span_us(host_us, workers, launches);
+	span = parallel_span_us(p, host_us, workers, launches);
 	pages_span = span * host_pages_us / host_us;
 	run_us = Max(pages_span, device_us) + span * host_rows_us / host_us;
 	if (workers > 0)
@@ -468,7 +263,7 @@ scan_run_us(double host_pages_us, double host_rows_us, double device_us, int wor
  * allvisfrac.
  */
 void
-gx_cost_scan(const GxScanCostInput *in, Cost *startup, Cost *total)
+gx_cost_scan(const GxCostParams *p, const GxScanCostInput *in, Cost *startup, Cost *total)
 {
 	int			workers = Max(in->parallel_workers, 0);
 	double		cached_frac = Min(Max(in->cached_frac, 0.0), 1.0);
@@ -476,11 +271,11 @@ gx_cost_scan(const GxScanCostInput *in, Cost *startup, Cost *total)
 	double		heap = in->pages - cached;
 	double		heap_allvis = cached_frac < 1.0 ?
 		Max(0.0, (in->allvisfrac - cached_frac) / (1.0 - cached_frac)) : 1.0;
-	double		page_us = host_page_cost_us(heap_allvis);
+	double		page_us = host_page_cost_us(p, heap_allvis);
 	double		row_pages = pages_with_rows(in);
 	double		pinned = row_pages * cached_frac;
-	double		host_pages_us = heap * page_us + pinned * gx_host_page_us;
-	double		host_rows_us = in->rows_out * gx_host_tuple_us + row_pages * gx_host_row_page_us;
+	double		host_pages_us = heap * page_us + pinned * p->host_page_us;
+	double		host_rows_us = in->rows_out * p->host_tuple_us + row_pages * p->host_row_page_us;
 	double		device_us = 0;
 	double		fixed_us = 0;
 	double		run_us;
@@ -488,20 +283,20 @@ gx_cost_scan(const GxScanCostInput *in, Cost *startup, Cost *total)
 
 	if (in->gpu)
 	{
-		double		read_us = heap * BLCKSZ / (gx_link_read_gbps * 1e3) +
-			in->tuples * cached_frac * in->cached_row_bytes / (gx_device_read_gbps * 1e3);
+		double		read_us = heap * BLCKSZ / (p->link_read_gbps * 1e3) +
+			in->tuples * cached_frac * in->cached_row_bytes / (p->device_read_gbps * 1e3);
 
-		device_us = read_us + in->tuples * Max(in->program_len, 1) * gx_device_row_ns / 1e3;
-		fixed_us = ceil(in->pages / 4096.0) * gx_gpu_batch_us;
+		device_us = read_us + in->tuples * Max(in->program_len, 1) * p->device_row_ns / 1e3;
+		fixed_us = ceil(in->pages / 4096.0) * p->gpu_batch_us;
 	}
 	else
 	{
 		/* the CPU engine runs the program in the processes themselves */
-		host_pages_us += in->tuples * Max(in->program_len, 1) * gx_cpu_engine_row_ns / 1e3;
+		host_pages_us += in->tuples * Max(in->program_len, 1) * p->cpu_engine_row_ns / 1e3;
 	}
-	*startup = engine_setup_cost(in->gpu);
-	run_us = scan_run_us(host_pages_us, host_rows_us, device_us, workers, false) + fixed_us;
-	if (workers > 0 && !gpuext_force_offload)
+	*startup = engine_setup_cost(p, in->gpu);
+	run_us = scan_run_us(p, host_pages_us, host_rows_us, device_us, workers, false) + fixed_us;
+	if (workers > 0 && !p->force_offload)
 	{
 		/*
 		 * What the workers' launches add, beyond the parallel_setup_cost
@@ -513,10 +308,10 @@ gx_cost_scan(const GxScanCostInput *in, Cost *startup, Cost *total)
 		 * tests' parallel ones among them) stay as they were on any
 		 * machine.
 		 */
-		launched_us = scan_run_us(host_pages_us, host_rows_us, device_us, workers, true) + fixed_us;
-		*startup += launch_extra_cost(launched_us, run_us);
+		launched_us = scan_run_us(p, host_pages_us, host_rows_us, device_us, workers, true) + fixed_us;
+		*startup += launch_extra_cost(p, launched_us, run_us);
 	}
-	*total = *startup + us_to_cost(run_us) +
+	*total = *startup + us_to_cost(p, run_us) +
 		in->rows_out * (cpu_tuple_cost + in->host_qual_per_row) / Max(workers, 1);
 }
 
@@ -529,14 +324,14 @@ gx_cost_scan(const GxScanCostInput *in, Cost *startup, Cost *total)
  * under gpuext.force_offload, whose plans stay as they were.
  */
 int
-gx_choose_scan_workers(const GxScanCostInput *in, int max_workers)
+gx_choose_scan_workers(const GxCostParams *p, const GxScanCostInput *in, int max_workers)
 {
 	GxScanCostInput try = *in;
-	Cost		setup = engine_setup_cost(in->gpu);
+	Cost		setup = engine_setup_cost(p, in->gpu);
 	int			best = max_workers;
 	Cost		best_cost = -1;
 
-	if (gpuext_force_offload || max_workers <= 1)
+	if (p->force_offload || max_workers <= 1)
 		return max_workers;
 	for (int w = 1; w <= max_workers; w++)
 	{
@@ -544,7 +339,7 @@ gx_choose_scan_workers(const GxScanCostInput *in, int max_workers)
 					total;
 
 		try.parallel_workers = w;
-		gx_cost_scan(&try, &startup, &total);
+		gx_cost_scan(p, &try, &startup, &total);
 		total -= setup;
 		if (best_cost < 0 || total < best_cost * 0.99)
 		{
@@ -562,19 +357,19 @@ gx_choose_scan_workers(const GxScanCostInput *in, int max_workers)
  * scattered: the per-row cost grows with the table's size.
  */
 Cost
-gx_cost_agg(double rows, double groups, uint32 entry_size, bool gpu)
+gx_cost_agg(const GxCostParams *p, double rows, double groups, uint32 entry_size, bool gpu)
 {
 	double		us;
 	double		scatter = groups > 100000 ? 4.0 : 1.0;
 
 	if (gpu)
-		us = gx_gpuagg_setup_us	/* fixed: task, round trips, planning */
-			+ rows * gx_device_atomic_ns * scatter / 1e3
-			+ groups * 4.0 * entry_size / (gx_link_write_gbps * 1e3);
+		us = p->gpuagg_setup_us	/* fixed: task, round trips, planning */
+			+ rows * p->device_atomic_ns * scatter / 1e3
+			+ groups * 4.0 * entry_size / (p->link_write_gbps * 1e3);
 	else
-		us = gx_cpu_engine_agg_setup_us + rows * gx_cpu_engine_row_ns * 4 / 1e3;
-	us += groups * gx_host_group_us;
-	return us / gx_cost_unit_us;
+		us = p->cpu_engine_agg_setup_us + rows * p->cpu_engine_row_ns * 4 / 1e3;
+	us += groups * p->host_group_us;
+	return us / p->cost_unit_us;
 }
 
 /*
@@ -591,24 +386,24 @@ gx_cost_agg(double rows, double groups, uint32 entry_size, bool gpu)
  * own, which the model never counted); probing is shared.
  */
 void
-gx_cost_join(const GxJoinCostInput *in, Cost *startup, Cost *run)
+gx_cost_join(const GxCostParams *p, const GxJoinCostInput *in, Cost *startup, Cost *run)
 {
 	double		workers = in->parallel_workers > 0 ? in->parallel_workers : 1;
 	/* each inner row: copied, its keys evaluated by PostgreSQL and encoded */
-	double		build_us = in->inner_rows * 4.0 * gx_host_tuple_us;
+	double		build_us = in->inner_rows * 4.0 * p->host_tuple_us;
 	double		probe_us;
 
 	if (in->gpu)
 	{
-		build_us += gx_gpu_setup_us + in->table_bytes / (gx_link_copy_gbps * 1e3) +
-			in->inner_rows * gx_device_gather_ns / 1e3;
-		probe_us = in->outer_rows * in->depths * 4.0 * gx_device_gather_ns / 1e3;
+		build_us += p->gpu_setup_us + in->table_bytes / (p->link_copy_gbps * 1e3) +
+			in->inner_rows * p->device_gather_ns / 1e3;
+		probe_us = in->outer_rows * in->depths * 4.0 * p->device_gather_ns / 1e3;
 	}
 	else
 	{
-		build_us += gx_cpu_engine_setup_us + in->inner_rows * 8.0 * gx_cpu_engine_row_ns / 1e3;
-		probe_us = in->outer_rows * in->depths * 8.0 * gx_cpu_engine_row_ns / 1e3 / workers;
+		build_us += p->cpu_engine_setup_us + in->inner_rows * 8.0 * p->cpu_engine_row_ns / 1e3;
+		probe_us = in->outer_rows * in->depths * 8.0 * p->cpu_engine_row_ns / 1e3 / workers;
 	}
-	*startup = us_to_cost(build_us);
-	*run = us_to_cost(probe_us + in->rows_out * gx_host_tuple_us / workers);
+	*startup = us_to_cost(p, build_us);
+	*run = us_to_cost(p, probe_us + in->rows_out * p->host_tuple_us / workers);
 }

@@ -3,8 +3,10 @@
  *		The cost model of gpuext's paths: parameters and cost functions.
  *
  * Parameters are physical (microseconds, bytes per second, nanoseconds per
- * row) so that calibration can measure them; gpuext.cost_unit_us converts
- * them to PostgreSQL cost units, so GPU and CPU plans compare directly.
+ * row) so that calibration can measure them; cost_unit_us converts them
+ * to PostgreSQL cost units, so GPU and CPU plans compare directly.  Every
+ * function takes the parameters it costs with (GxCostParams) and the
+ * planner's structures; none of them adds, removes or reorders paths.
  *
  * IDENTIFICATION
  *		costmodel/cost.h
@@ -13,64 +15,70 @@
 #ifndef GPUEXT_COST_H
 #define GPUEXT_COST_H
 
+#include "access/tupdesc.h"
 #include "nodes/pathnodes.h"
 
-/* parameters (GUCs gpuext.*) */
-extern double gx_cost_unit_us;			/* microseconds per cost unit */
-extern double gx_gpu_setup_us;			/* fixed cost of a GPU operator, end to end */
-extern double gx_gpu_batch_us;			/* per batch: request, launch, sync */
-extern double gx_host_page_us;			/* host work per all-visible page: pin, lock */
-extern double gx_host_visibility_us;	/* more per page not all-visible: tuple checks */
-extern double gx_host_tuple_us;			/* host work per returned row */
-extern double gx_host_row_page_us;		/* more per page holding returned rows */
-extern double gx_client_row_us;			/* sending a result row to the client */
-extern double gx_link_read_gbps;		/* device reads of host memory (zero-copy) */
-extern double gx_device_row_ns;			/* device work per row and instruction */
-extern double gx_cpu_engine_row_ns;		/* CPU engine work per row and instruction */
-extern double gx_cpu_engine_setup_us;	/* fixed cost of a CPU engine operator */
-extern double gx_cpu_engine_agg_setup_us;	/* a CPU engine GpuAgg's, beyond its scan */
-extern double gx_gpuagg_setup_us;		/* a GPU GpuAgg's, beyond its scan */
-extern double gx_device_atomic_ns;		/* device work per aggregated row (atomics) */
-extern double gx_link_write_gbps;		/* device to host copies */
-extern double gx_host_group_us;			/* host work to finish one group */
-extern double gx_kernel_launch_us;		/* launch and completion of a kernel */
-extern double gx_link_latency_us;		/* a small pinned copy */
-extern double gx_link_copy_gbps;		/* pinned copies to the device */
-extern double gx_device_read_gbps;		/* coalesced reads of device memory */
-extern double gx_device_gather_ns;		/* a random device read (amortised) */
-extern double gx_storage_seq_read_us;	/* a page read sequentially from storage */
-extern double gx_storage_random_read_us;
-extern double gx_storage_seq_write_us;	/* a page written (and synced) sequentially */
-extern double gx_storage_random_write_us;
+/*
+ * What the cost functions read besides their arguments: the cost
+ * parameters (cost_params.h), calibrated or configured, and the planner's
+ * settings that change how gpuext's paths are costed.  The planner passes
+ * the set in force; nothing else of gpuext's is read here.
+ */
+typedef struct GxCostParams
+{
+#define GX_COST_PARAM(name, boot, min, max, desc) double name;
+#include "cost_params.h"
+#undef GX_COST_PARAM
+	bool		recost_spills;	/* re-cost PostgreSQL's spilling operators */
+	bool		force_offload;	/* gpuext.force_offload: gpuext's paths win */
+	int			batch_pages;	/* pages a process of a scan takes at a time */
+} GxCostParams;
 
-extern double gx_index_cost_scale;		/* page costs of stock index paths (indexread.c) */
-extern double gx_parallel_page_share;	/* page costs of stock partial seq scans (indexread.c) */
-extern double gx_parallel_worker_us;	/* between two workers' starts (gx_cost_scan) */
-extern double gx_parallel_start_us;	/* until the first worker works, and its exit */
-extern double gx_stock_group_us;		/* a stock hashed aggregation's group, beyond its estimate */
-extern double gx_stock_agg_row_us;	/* a stock hashed aggregation's input row, beyond its estimate */
-extern double gx_stock_byref_us;	/* a stock aggregate's or group key's by-reference value, a row */
-extern double gx_stock_join_row_us;	/* a stock hash join's outer row, beyond its estimate */
-extern double gx_stock_deform_us;	/* a stock scan's row, a column stepped over past a variable-width one */
+/* one cost parameter: its name, description, bounds and place in the set */
+typedef struct GxCostParamDef
+{
+	const char *name;			/* without the "gpuext." prefix */
+	const char *desc;
+	size_t		offset;			/* of its field in GxCostParams */
+	double		boot;			/* default */
+	double		min;
+	double		max;
+} GxCostParamDef;
+
+/* the parameters' indexes in gx_cost_param_defs, and their number */
+typedef enum GxCostParamId
+{
+#define GX_COST_PARAM(name, boot, min, max, desc) GX_COST_PARAM_##name,
+#include "cost_params.h"
+#undef GX_COST_PARAM
+	GX_NUM_COST_PARAMS
+} GxCostParamId;
+
+extern const GxCostParamDef gx_cost_param_defs[GX_NUM_COST_PARAMS];
+extern const GxCostParamDef *gx_cost_param_find(const char *name);
+
+/* The value of parameter 'def' in a set. */
+static inline double
+gx_cost_param_get(const GxCostParams *p, const GxCostParamDef *def)
+{
+	return *(const double *) ((const char *) p + def->offset);
+}
+
+/* The field of parameter 'def' in a set. */
+static inline double *
+gx_cost_param_ref(GxCostParams *p, const GxCostParamDef *def)
+{
+	return (double *) ((char *) p + def->offset);
+}
+
 /* groups of a hashed aggregation whose table stays in the CPU's caches
- * (some 100 bytes each: about 1 MB), not charged gx_stock_group_us */
+ * (some 100 bytes each: about 1 MB), not charged stock_group_us */
 #define GX_STOCK_GROUPS_CACHED 10000.0
-extern bool gx_recost_spills;			/* re-cost PostgreSQL's spilling operators */
 
-extern void gx_cost_define_gucs(void);
-extern void gx_spill_cost_init(void);
-extern void gx_index_cost_init(void);
-extern void gx_output_cost_init(void);
-extern void gx_deform_recost_paths(RelOptInfo *rel, RangeTblEntry *rte);
-extern bool gx_output_recost(PlannerInfo *root, RelOptInfo *rel, Path *path);
-extern void gx_add_partial_path(PlannerInfo *root, RelOptInfo *rel, Path *path);
-extern void gx_cost_refresh(void);
-extern int	gx_compare_total_cost(const ListCell *a, const ListCell *b);
 extern double gx_parallel_divisor(int workers);
-extern int	gx_parallel_scan_workers(RelOptInfo *rel);
-extern Cost gx_gpu_cost_floor(void);
-extern bool gx_stock_path_beats(List *paths, Cost floor, double rows, bool parallel_safe);
-extern Cost gx_stock_launch_surcharge(Cost process_cost, int workers);
+extern int	gx_parallel_scan_workers(const GxCostParams *p, RelOptInfo *rel);
+extern Cost gx_gpu_cost_floor(const GxCostParams *p);
+extern Cost gx_stock_launch_surcharge(const GxCostParams *p, Cost process_cost, int workers);
 
 /* inputs of a scan's costing */
 typedef struct GxScanCostInput
@@ -88,9 +96,12 @@ typedef struct GxScanCostInput
 	bool		gpu;			/* costed for the GPU (else the CPU engine) */
 } GxScanCostInput;
 
-extern void gx_cost_scan(const GxScanCostInput *in, Cost *startup, Cost *total);
-extern int	gx_choose_scan_workers(const GxScanCostInput *in, int max_workers);
-extern Cost gx_cost_agg(double rows, double groups, uint32 entry_size, bool gpu);
+extern void gx_cost_scan(const GxCostParams *p, const GxScanCostInput *in,
+						 Cost *startup, Cost *total);
+extern int	gx_choose_scan_workers(const GxCostParams *p, const GxScanCostInput *in,
+								   int max_workers);
+extern Cost gx_cost_agg(const GxCostParams *p, double rows, double groups,
+						uint32 entry_size, bool gpu);
 
 /* inputs of a hash join's costing (GpuJoin), beyond its outer scan */
 typedef struct GxJoinCostInput
@@ -104,7 +115,32 @@ typedef struct GxJoinCostInput
 	bool		gpu;
 } GxJoinCostInput;
 
-extern void gx_cost_join(const GxJoinCostInput *in, Cost *startup, Cost *run);
+extern void gx_cost_join(const GxCostParams *p, const GxJoinCostInput *in,
+						 Cost *startup, Cost *run);
+
+/*
+ * PostgreSQL's own paths, costed again with what calibration measured
+ * (indexread.c, deform.c, output.c, spill.c).  These return a path's new
+ * cost or the change to it, or set the cost fields of the paths they are
+ * given as PostgreSQL's cost functions do; the planner applies the
+ * changes and keeps its path lists in order.
+ */
+extern void gx_recost_index_paths(const GxCostParams *p, PlannerInfo *root,
+								  RelOptInfo *rel);
+extern bool gx_partial_seqscan_discount(const GxCostParams *p, RelOptInfo *rel,
+										Path *path, Cost *discount);
+extern Cost gx_deform_charge(const GxCostParams *p, RelOptInfo *rel, TupleDesc desc);
+extern bool gx_rows_go_to_client(PlannerInfo *root, RelOptInfo *rel);
+extern bool gx_output_charge(const GxCostParams *p, PlannerInfo *root, RelOptInfo *rel,
+							 Path *path, Cost *change);
+extern Cost gx_partial_sort_cost(PlannerInfo *root, Path *path);
+
+/* Is a path one of gpuext's own (costed by gx_cost_scan)? */
+typedef bool (*GxOwnPathTest) (Path *path);
+
+extern bool gx_recost_upper_paths(const GxCostParams *p, PlannerInfo *root,
+								  UpperRelationKind stage, RelOptInfo *rel,
+								  GxOwnPathTest is_own_path);
 
 /*
  * gpuext.force_offload: a gpuext path made cheaper than anything

@@ -15,9 +15,9 @@
  *
  * gpuext_calibrate() measures stock_deform_us, the microseconds of one
  * such column a row (a count filtered on the last of ten columns against
- * the same count filtered on the third, calibrate.c).  From the
- * set_rel_pathlist hook (indexread.c, before the GpuScan paths are added)
- * every unparameterized sequential scan of a base relation is charged,
+ * the same count filtered on the third, src/calibrate.c).  The planner's
+ * set_rel_pathlist hook (src/paths.c, before the GpuScan paths are added)
+ * charges every unparameterized sequential scan of a base relation,
  * per row it reads, the columns past the first variable-width one up to
  * the last its filter reads, less, per row it returns, those up to the
  * last that both its filter and its output read: a GpuScan's device
@@ -35,14 +35,11 @@
 #include "postgres.h"
 
 #include "access/sysattr.h"
-#include "access/table.h"
 #include "nodes/pathnodes.h"
 #include "optimizer/optimizer.h"
 #include "optimizer/restrictinfo.h"
-#include "utils/rel.h"
 
 #include "cost.h"
-#include "gpuext.h"
 
 /*
  * The last user column that the expressions in 'exprs' read from relation
@@ -68,14 +65,13 @@ last_column_read(List *exprs, Index relid, int natts)
 }
 
 /*
- * Microseconds a serial sequential scan of 'rel' spends stepping over
- * columns that a GpuScan's host does not (see the file comment).
+ * Microseconds a serial sequential scan of 'rel' (its columns 'desc')
+ * spends stepping over columns that a GpuScan's host does not (see the
+ * file comment).
  */
 static double
-deform_us(RelOptInfo *rel, RangeTblEntry *rte)
+deform_us(const GxCostParams *p, RelOptInfo *rel, TupleDesc desc)
 {
-	Relation	relation = table_open(rte->relid, NoLock);
-	TupleDesc	desc = RelationGetDescr(relation);
 	int			natts = desc->natts;
 	int			first_varwidth = 0;
 	int			filter_last;
@@ -85,7 +81,6 @@ deform_us(RelOptInfo *rel, RangeTblEntry *rte)
 	for (int i = 0; i < natts && first_varwidth == 0; i++)
 		if (TupleDescAttr(desc, i)->attlen < 0)
 			first_varwidth = i + 1;
-	table_close(relation, NoLock);
 	if (first_varwidth == 0)
 		return 0;
 	filter_last = last_column_read(extract_actual_clauses(rel->baserestrictinfo, false),
@@ -93,48 +88,21 @@ deform_us(RelOptInfo *rel, RangeTblEntry *rte)
 	output_last = last_column_read(rel->reltarget->exprs, rel->relid, natts);
 #define COLUMNS_PAST(k) Max((k) - first_varwidth, 0)
 	us = (rel->tuples * COLUMNS_PAST(filter_last) -
-		  rel->rows * COLUMNS_PAST(Min(filter_last, output_last))) * gx_stock_deform_us;
+		  rel->rows * COLUMNS_PAST(Min(filter_last, output_last))) * p->stock_deform_us;
 #undef COLUMNS_PAST
 	return Max(us, 0);
 }
 
-/* Add 'charge' (divided among a partial path's processes) to seq scans. */
-static void
-charge_seqscans(List **paths, Cost charge)
-{
-	ListCell   *lc;
-	bool		changed = false;
-
-	foreach(lc, *paths)
-	{
-		Path	   *path = (Path *) lfirst(lc);
-
-		if (path->pathtype != T_SeqScan || path->param_info != NULL)
-			continue;
-		path->total_cost += path->parallel_workers > 0 ?
-			charge / gx_parallel_divisor(path->parallel_workers) : charge;
-		changed = true;
-	}
-	if (changed)
-		list_sort(*paths, gx_compare_total_cost);
-}
-
 /*
- * Charge the sequential scans of base relation 'rel' (a plain table) for
- * stepping over the columns its filter reads; called from indexread.c's
- * set_rel_pathlist hook.
+ * What a serial sequential scan of base relation 'rel' (a plain table of
+ * columns 'desc') is charged for stepping over the columns its filter
+ * reads, in cost units; a partial scan's processes divide it.  0 when
+ * nothing is charged.
  */
-void
-gx_deform_recost_paths(RelOptInfo *rel, RangeTblEntry *rte)
+Cost
+gx_deform_charge(const GxCostParams *p, RelOptInfo *rel, TupleDesc desc)
 {
-	Cost		charge;
-
-	if (gx_stock_deform_us <= 0 || rte->rtekind != RTE_RELATION ||
-		rel->baserestrictinfo == NIL)
-		return;
-	charge = deform_us(rel, rte) / gx_cost_unit_us;
-	if (charge <= 0)
-		return;
-	charge_seqscans(&rel->pathlist, charge);
-	charge_seqscans(&rel->partial_pathlist, charge);
+	if (p->stock_deform_us <= 0 || rel->baserestrictinfo == NIL)
+		return 0;
+	return deform_us(p, rel, desc) / p->cost_unit_us;
 }

@@ -17,13 +17,13 @@
  * scattered rows of a table in shared buffers and splits each one's
  * estimate into its page part and the rest (planning it with both page
  * costs at zero): index_cost_scale is the factor on seq_page_cost and
- * random_page_cost that makes the estimates match the times.  From
- * set_rel_pathlist_hook, registered so that it runs before the GpuScan hook
- * adds its paths, every unparameterized index, index-only and bitmap heap
- * path of a base relation is costed again by PostgreSQL's own functions
- * with both page costs multiplied by that factor: only the page part of
- * the estimate changes; the per-tuple part stays as it was.  Only while
- * gpuext.enabled is on; the default, 1, changes nothing.
+ * random_page_cost that makes the estimates match the times.  From the
+ * planner's set_rel_pathlist hook (src/paths.c), which runs before the
+ * GpuScan hook adds its paths, every unparameterized index, index-only and
+ * bitmap heap path of a base relation is costed again by PostgreSQL's own
+ * functions with both page costs multiplied by that factor: only the page
+ * part of the estimate changes; the per-tuple part stays as it was.  Only
+ * while gpuext.enabled is on; the default, 1, changes nothing.
  *
  * Partial sequential scans (the workers' side of a parallel scan) are
  * re-costed too: PostgreSQL divides their per-row cost among the workers
@@ -56,9 +56,6 @@
 #include "utils/spccache.h"
 
 #include "cost.h"
-#include "gpuext.h"
-
-static set_rel_pathlist_hook_type prev_set_rel_pathlist_hook = NULL;
 
 /* Cost a bitmap tree again, leaves first (the page costs in force). */
 static void
@@ -107,60 +104,25 @@ recost_index_paths(PlannerInfo *root, RelOptInfo *rel, List *paths)
 }
 
 /*
- * Divide the given share of the page cost of each partial sequential scan
- * of a base relation among its processes (see the file comment), keeping
- * the list in the order of total cost that add_partial_path keeps.
+ * Cost the unparameterized index, index-only and bitmap heap paths of
+ * base relation 'rel' (both its lists) again, with both page costs times
+ * index_cost_scale (see the file comment).  Their order in the lists is
+ * the caller's to keep.
  */
-static void
-recost_partial_seqscans(RelOptInfo *rel, double share)
-{
-	ListCell   *lc;
-	double		spc_seq_page_cost;
-	bool		changed = false;
-
-	double		pages_cost;
-
-	get_tablespace_page_costs(rel->reltablespace, NULL, &spc_seq_page_cost);
-	pages_cost = spc_seq_page_cost * rel->pages;
-	foreach(lc, rel->partial_pathlist)
-	{
-		Path	   *path = (Path *) lfirst(lc);
-
-		if (path->pathtype != T_SeqScan || path->param_info != NULL ||
-			path->parallel_workers <= 0)
-			continue;
-		path->total_cost -= pages_cost * share *
-			(1.0 - 1.0 / gx_parallel_divisor(path->parallel_workers));
-		changed = true;
-	}
-	if (changed)
-		list_sort(rel->partial_pathlist, gx_compare_total_cost);
-}
-
-/* set_rel_pathlist_hook: re-cost the stock index paths of a base relation. */
-static void
-index_recost_paths(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTblEntry *rte)
+void
+gx_recost_index_paths(const GxCostParams *p, PlannerInfo *root, RelOptInfo *rel)
 {
 	double		saved_seq = seq_page_cost;
 	double		saved_random = random_page_cost;
 
-	if (prev_set_rel_pathlist_hook)
-		prev_set_rel_pathlist_hook(root, rel, rti, rte);
-
-	if (!gpuext_enabled || rel->reloptkind != RELOPT_BASEREL)
-		return;
-	gx_cost_refresh();
-	if (gx_parallel_page_share > 0)
-		recost_partial_seqscans(rel, gx_parallel_page_share);
-	gx_deform_recost_paths(rel, rte);
-	if (gx_index_cost_scale == 1.0)
+	if (p->index_cost_scale == 1.0)
 		return;
 
 	/* the page costs, scaled, only while PostgreSQL costs these paths */
 	PG_TRY();
 	{
-		seq_page_cost = saved_seq * gx_index_cost_scale;
-		random_page_cost = saved_random * gx_index_cost_scale;
+		seq_page_cost = saved_seq * p->index_cost_scale;
+		random_page_cost = saved_random * p->index_cost_scale;
 		recost_index_paths(root, rel, rel->pathlist);
 		recost_index_paths(root, rel, rel->partial_pathlist);
 	}
@@ -172,10 +134,25 @@ index_recost_paths(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTblEntry 
 	PG_END_TRY();
 }
 
-/* Install the hook; call before the GpuScan hook is installed. */
-void
-gx_index_cost_init(void)
+/*
+ * What a partial sequential scan of base relation 'rel' costs less when
+ * its processes divide parallel_page_share of its page cost among them
+ * (see the file comment): false, nothing, for any other path, or with a
+ * share of 0.
+ */
+bool
+gx_partial_seqscan_discount(const GxCostParams *p, RelOptInfo *rel, Path *path,
+							Cost *discount)
 {
-	prev_set_rel_pathlist_hook = set_rel_pathlist_hook;
-	set_rel_pathlist_hook = index_recost_paths;
+	double		spc_seq_page_cost;
+	double		pages_cost;
+
+	if (p->parallel_page_share <= 0 || path->pathtype != T_SeqScan ||
+		path->param_info != NULL || path->parallel_workers <= 0)
+		return false;
+	get_tablespace_page_costs(rel->reltablespace, NULL, &spc_seq_page_cost);
+	pages_cost = spc_seq_page_cost * rel->pages;
+	*discount = pages_cost * p->parallel_page_share *
+		(1.0 - 1.0 / gx_parallel_divisor(path->parallel_workers));
+	return true;
 }

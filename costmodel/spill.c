@@ -7,13 +7,13 @@
  *
  * PostgreSQL prices a page written to a temporary file like a page read
  * (random_page_cost, seq_page_cost).  On flash a write costs several
- * reads.  From create_upper_paths_hook, before the paths of an upper
- * relation compete, every hashed aggregation expected to spill and every
- * sort expected to go to disk gets a surcharge: the pages PostgreSQL
- * charged as written, times its own page cost, times (write / read - 1),
- * where write / read is the ratio of the storage parameters that
- * gpuext_calibrate() measures (gpuext.storage_*_write_us over
- * gpuext.storage_*_read_us).  The page counts are PostgreSQL's own
+ * reads.  From the planner's create_upper_paths hook (src/paths.c), before
+ * the paths of an upper relation compete, every hashed aggregation
+ * expected to spill and every sort expected to go to disk gets a
+ * surcharge: the pages PostgreSQL charged as written, times its own page
+ * cost, times (write / read - 1), where write / read is the ratio of the
+ * storage parameters that gpuext_calibrate() measures
+ * (gpuext.storage_*_write_us over gpuext.storage_*_read_us).  The page counts are PostgreSQL's own
  * (costsize.c: cost_agg and cost_sort), so a plan that does not spill is
  * never touched.  The surcharge is paid before the first row, so it is
  * added to the startup and total cost of the node and of every node above
@@ -81,15 +81,10 @@
 #include "optimizer/optimizer.h"
 #include "optimizer/planner.h"
 #include "optimizer/prep.h"
-#include "utils/guc.h"
 #include "utils/lsyscache.h"
 #include "utils/tuplesort.h"
 
 #include "cost.h"
-#include "gpuext.h"
-#include "gpuscan.h"
-
-static create_upper_paths_hook_type prev_create_upper_paths_hook = NULL;
 
 /* a node of the relation already re-costed, and what it was charged */
 typedef struct Recosted
@@ -119,7 +114,8 @@ extra_write_factor(double write_us, double read_us)
  * cost_agg charges as written (at random_page_cost), re-priced.
  */
 static Cost
-hashagg_surcharge(PlannerInfo *root, AggPath *agg, Size transition_space)
+hashagg_surcharge(const GxCostParams *p, PlannerInfo *root, AggPath *agg,
+				  Size transition_space)
 {
 	Path	   *input = agg->subpath;
 	double		entry_size;
@@ -143,7 +139,7 @@ hashagg_surcharge(PlannerInfo *root, AggPath *agg, Size transition_space)
 	/* cost_agg doubles the pages of a hashed spill, written and read */
 	pages_written = 2.0 * depth * spill_bytes(input->rows, input->pathtarget->width) / BLCKSZ;
 	return pages_written * random_page_cost *
-		extra_write_factor(gx_storage_random_write_us, gx_storage_random_read_us);
+		extra_write_factor(p->storage_random_write_us, p->storage_random_read_us);
 }
 
 /*
@@ -151,7 +147,7 @@ hashagg_surcharge(PlannerInfo *root, AggPath *agg, Size transition_space)
  * 2 * pages * passes accesses, 3/4 sequential; half of them are writes.
  */
 static Cost
-sort_surcharge(SortPath *sort, double limit_tuples)
+sort_surcharge(const GxCostParams *p, SortPath *sort, double limit_tuples)
 {
 	Path	   *input = sort->subpath;
 	double		tuples = input->rows;
@@ -173,9 +169,9 @@ sort_surcharge(SortPath *sort, double limit_tuples)
 	pages_written = ceil(input_bytes / BLCKSZ) * passes;
 	return pages_written *
 		(0.75 * seq_page_cost *
-		 extra_write_factor(gx_storage_seq_write_us, gx_storage_seq_read_us) +
+		 extra_write_factor(p->storage_seq_write_us, p->storage_seq_read_us) +
 		 0.25 * random_page_cost *
-		 extra_write_factor(gx_storage_random_write_us, gx_storage_random_read_us));
+		 extra_write_factor(p->storage_random_write_us, p->storage_random_read_us));
 }
 
 /* The one input of a path whose cost includes its input's, or NULL. */
@@ -210,18 +206,18 @@ single_input(Path *p)
 
 /*
  * Were the launches of a Gather's 'workers' charged already, to the
- * partial gpuext path that drives its input (gx_cost_scan charges them for
- * the path's own workers)?  Through the nodes between, not through a
+ * partial gpuext path ('is_own_path') that drives its input (gx_cost_scan
+ * charges them for the path's own workers)?  Through the nodes between, not through a
  * join: a partial GpuScan on one side of a parallel join is costed for its
  * own workers (often fewer: cm_join_ol's GpuScan under a Parallel Hash
  * planned 1, charged nothing for launches, and ran in 16), and the other
  * side's work is not in its cost.
  */
 static bool
-launches_charged(Path *p, int workers)
+launches_charged(GxOwnPathTest is_own_path, Path *p, int workers)
 {
 	for (; p != NULL; p = single_input(p))
-		if (gx_is_gpuext_path(p))
+		if (is_own_path(p))
 			return p->parallel_workers >= workers;
 	return false;
 }
@@ -289,6 +285,8 @@ byref_steps(PlannerInfo *root, AggPath *agg, int aggregates)
 /* what the paths of one upper relation are re-costed with */
 typedef struct RecostContext
 {
+	const GxCostParams *params;
+	GxOwnPathTest is_own_path;	/* a path of gpuext's */
 	PlannerInfo *root;
 	RelOptInfo *rel;
 	Size		transition_space;	/* of the aggregates' states (cost_agg) */
@@ -330,35 +328,37 @@ recost_path(RecostContext *cx, Path *p, bool below_rel_node)
 		AggPath    *agg = (AggPath *) p;
 		Path	   *below = agg->subpath;
 
-		surcharge += below->rows * byref_steps(cx->root, agg, cx->byref_aggs) * gx_stock_byref_us /
-			gx_cost_unit_us;
+		surcharge += below->rows * byref_steps(cx->root, agg, cx->byref_aggs) *
+			cx->params->stock_byref_us / cx->params->cost_unit_us;
 		/* a hash join whose rows it takes (projected or sorted first): its probes */
 		while (IsA(below, ProjectionPath) || IsA(below, SortPath) || IsA(below, IncrementalSortPath))
 			below = single_input(below);
 		if (IsA(below, HashPath))
-			surcharge += ((JoinPath *) below)->outerjoinpath->rows * gx_stock_join_row_us /
-				gx_cost_unit_us;
+			surcharge += ((JoinPath *) below)->outerjoinpath->rows *
+				cx->params->stock_join_row_us / cx->params->cost_unit_us;
 	}
 	/* a grouping's rows, hashed or sorted (PostgreSQL chooses between them) */
 	if (IsA(p, AggPath) && ((AggPath *) p)->aggstrategy != AGG_PLAIN)
-		surcharge += ((AggPath *) p)->subpath->rows * gx_stock_agg_row_us / gx_cost_unit_us;
+		surcharge += ((AggPath *) p)->subpath->rows * cx->params->stock_agg_row_us /
+			cx->params->cost_unit_us;
 	if (IsA(p, AggPath) && ((AggPath *) p)->aggstrategy == AGG_HASHED)
 	{
-		if (gx_recost_spills)
-			surcharge += hashagg_surcharge(cx->root, (AggPath *) p, cx->transition_space);
+		if (cx->params->recost_spills)
+			surcharge += hashagg_surcharge(cx->params, cx->root, (AggPath *) p,
+										   cx->transition_space);
 		/* its groups' lookups in a table larger than the caches */
 		surcharge += Max(((AggPath *) p)->numGroups - GX_STOCK_GROUPS_CACHED, 0) *
-			gx_stock_group_us / gx_cost_unit_us;
+			cx->params->stock_group_us / cx->params->cost_unit_us;
 	}
-	else if (IsA(p, SortPath) && gx_recost_spills)
-		surcharge += sort_surcharge((SortPath *) p, cx->limit_tuples);
+	else if (IsA(p, SortPath) && cx->params->recost_spills)
+		surcharge += sort_surcharge(cx->params, (SortPath *) p, cx->limit_tuples);
 	else if (gather)
 	{
 		int			workers = IsA(p, GatherPath) ? ((GatherPath *) p)->num_workers :
 			((GatherMergePath *) p)->num_workers;
 
-		if (!launches_charged(input, workers))
-			surcharge += gx_stock_launch_surcharge(input->total_cost,
+		if (!launches_charged(cx->is_own_path, input, workers))
+			surcharge += gx_stock_launch_surcharge(cx->params, input->total_cost,
 												   workers);
 	}
 	/* never below zero: a write factor of -1 only removes what was charged */
@@ -375,22 +375,21 @@ recost_path(RecostContext *cx, Path *p, bool below_rel_node)
 }
 
 /*
- * create_upper_paths_hook: re-cost the spilling paths of an upper
- * relation before they compete (and before GpuAgg compares with them).
+ * Re-cost the paths of upper relation 'rel' of 'stage' (and the nodes
+ * under them that belong to it) before they compete, and before GpuAgg
+ * compares with them: their cost fields get the surcharges, the lists'
+ * order is the caller's to restore.  'is_own_path' tells gpuext's paths
+ * (whose launches gx_cost_scan charged).  Returns whether any cost
+ * changed.
  */
-static void
-spill_recost_upper_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo *input_rel,
-						 RelOptInfo *output_rel, void *extra)
+bool
+gx_recost_upper_paths(const GxCostParams *p, PlannerInfo *root, UpperRelationKind stage,
+					  RelOptInfo *rel, GxOwnPathTest is_own_path)
 {
-	RecostContext cx = {root, output_rel, 0, -1, NIL, false,
+	RecostContext cx = {p, is_own_path, root, rel, 0, -1, NIL, false,
 	stage == UPPERREL_GROUP_AGG || stage == UPPERREL_PARTIAL_GROUP_AGG, 0};
 	ListCell   *lc;
 
-	if (prev_create_upper_paths_hook)
-		prev_create_upper_paths_hook(root, stage, input_rel, output_rel, extra);
-	if (!gpuext_enabled)
-		return;
-	gx_cost_refresh();
 	if (cx.grouping && root->parse->hasAggs)
 	{
 		/*
@@ -408,25 +407,10 @@ spill_recost_upper_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo 
 	}
 	if (stage == UPPERREL_ORDERED)
 		cx.limit_tuples = root->limit_tuples;
-	foreach(lc, output_rel->pathlist)
+	foreach(lc, rel->pathlist)
 		recost_path(&cx, lfirst(lc), false);
-	foreach(lc, output_rel->partial_pathlist)
+	foreach(lc, rel->partial_pathlist)
 		recost_path(&cx, lfirst(lc), false);
 	list_free_deep(cx.done);
-	if (!cx.changed)
-		return;
-	/* the cheapest first again: callers take linitial(partial_pathlist) */
-	list_sort(output_rel->pathlist, gx_compare_total_cost);
-	list_sort(output_rel->partial_pathlist, gx_compare_total_cost);
-}
-
-/*
- * Define gpuext.recost_spills and install the hook; from _PG_init, before
- * GpuAgg's hook, so that GpuAgg sees the re-costed paths.
- */
-void
-gx_spill_cost_init(void)
-{
-	prev_create_upper_paths_hook = create_upper_paths_hook;
-	create_upper_paths_hook = spill_recost_upper_paths;
+	return cx.changed;
 }

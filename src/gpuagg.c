@@ -68,11 +68,12 @@
 #include "aggstate.h"
 #include "codegen.h"
 #include "colcache.h"
-#include "cost.h"
+#include "costparams.h"
 #include "gpuagg.h"
 #include "gpujoin.h"
 #include "gpuscan.h"
 #include "gx_agg.h"
+#include "paths.h"
 #include "pipeline.h"
 #include "quota.h"
 
@@ -484,6 +485,7 @@ cost_gpuagg(PlannerInfo *root, CustomPath *cpath, RelOptInfo *scan_rel, double a
 			double ngroups, double program_len, uint32 entry_size, int workers, bool gpu,
 			QualCost *having)
 {
+	const GxCostParams *cp = gx_cost_params();
 	GxScanCostInput in;
 	Cost		startup,
 				total;
@@ -505,10 +507,10 @@ cost_gpuagg(PlannerInfo *root, CustomPath *cpath, RelOptInfo *scan_rel, double a
 									   scan_rel->baserestrictinfo), &in);
 	/* a partial path: of the most workers it could use, those that pay */
 	if (workers > 0)
-		cpath->path.parallel_workers = workers = gx_choose_scan_workers(&in, workers);
+		cpath->path.parallel_workers = workers = gx_choose_scan_workers(cp, &in, workers);
 	in.parallel_workers = workers;
-	gx_cost_scan(&in, &startup, &total);
-	total += gx_cost_agg(agg_rows, ngroups, entry_size, gpu);
+	gx_cost_scan(cp, &in, &startup, &total);
+	total += gx_cost_agg(cp, agg_rows, ngroups, entry_size, gpu);
 	total += ngroups * (cpu_tuple_cost + having->per_tuple);
 	cpath->path.startup_cost = total;	/* nothing comes out before the end */
 	cpath->path.total_cost = total;
@@ -575,7 +577,8 @@ protect_child(RelOptInfo *rel, Path *child, Cost cost, Path *gather)
 static bool
 gpuagg_cannot_win(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel)
 {
-	Cost		floor = gx_gpu_cost_floor() + gx_gpuagg_setup_us / gx_cost_unit_us;
+	const GxCostParams *cp = gx_cost_params();
+	Cost		floor = gx_gpu_cost_floor(cp) + cp->gpuagg_setup_us / cp->cost_unit_us;
 	List	   *key_exprs = NIL;
 	double		ngroups;
 	ListCell   *lc;
@@ -826,7 +829,7 @@ gpuagg_add_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo *input_r
 		output_rel->consider_parallel && parallel_fallback != NULL &&
 		max_parallel_workers_per_gather > 0 && all_parallel_safe(par_inner_paths))
 	{
-		int			workers = gx_parallel_scan_workers(scan_rel);
+		int			workers = gx_parallel_scan_workers(gx_cost_params(), scan_rel);
 
 		if (workers > 0)
 		{

@@ -16,10 +16,11 @@
 #include "utils/guc.h"
 
 #include "colcache.h"
-#include "cost.h"
+#include "costparams.h"
 #include "gpuagg.h"
 #include "gpujoin.h"
 #include "gpuscan.h"
+#include "paths.h"
 #include "ptree.h"
 #include "quota.h"
 
@@ -231,10 +232,9 @@ _PG_init(void)
 
 	gx_register_service();
 	gx_client_init();
-	gx_index_cost_init();		/* before GpuScan: it adds its paths to re-costed ones */
-	gx_output_cost_init();		/* after the index re-cost, before GpuScan */
+	gx_paths_init();			/* before GpuScan and GpuAgg: they add their
+								 * paths to re-costed ones */
 	gx_gpuscan_init();
-	gx_spill_cost_init();		/* before GpuAgg: it compares with re-costed paths */
 	gx_gpuagg_init();
 	gx_gpujoin_init();
 	gx_ptree_join_init();

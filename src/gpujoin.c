@@ -84,15 +84,16 @@
 #include "utils/ruleutils.h"
 #include "utils/timestamp.h"
 
-#include "calibrate.h"
 #include "codegen.h"
 #include "colcache.h"
-#include "cost.h"
+#include "costparams.h"
 #include "gpujoin.h"
 #include "gpuscan.h"
 #include "gx_join.h"
+#include "paths.h"
 #include "pipeline.h"
 #include "quota.h"
+#include "timing.h"
 
 #define NULL_ROW	UINT32_MAX	/* no inner row: NULL-extended, semi, anti */
 
@@ -681,6 +682,7 @@ cost_gpujoin(PlannerInfo *root, GpuJoinPath *gp, RelOptInfo *fact, RelOptInfo *j
 			 int workers, bool gpu)
 {
 	Path	   *path = &gp->cpath.path;
+	const GxCostParams *cp = gx_cost_params();
 	GxScanCostInput in;
 	GxJoinCostInput jin;
 	QualCost	host_cost;
@@ -707,9 +709,9 @@ cost_gpujoin(PlannerInfo *root, GpuJoinPath *gp, RelOptInfo *fact, RelOptInfo *j
 	gx_colcache_cost_input(root, fact, outer_program_exprs(gp), &in);
 	/* a partial path: of the most workers it could use, those that pay */
 	if (workers > 0)
-		path->parallel_workers = workers = gx_choose_scan_workers(&in, workers);
+		path->parallel_workers = workers = gx_choose_scan_workers(cp, &in, workers);
 	in.parallel_workers = workers;
-	gx_cost_scan(&in, &scan_startup, &scan_total);
+	gx_cost_scan(cp, &in, &scan_startup, &scan_total);
 
 	memset(&jin, 0, sizeof(jin));
 	for (int d = 0; d < gp->ndepths; d++)
@@ -725,7 +727,7 @@ cost_gpujoin(PlannerInfo *root, GpuJoinPath *gp, RelOptInfo *fact, RelOptInfo *j
 	jin.rows_out = joinrel->rows;
 	jin.parallel_workers = workers;
 	jin.gpu = gpu;
-	gx_cost_join(&jin, &join_startup, &join_run);
+	gx_cost_join(cp, &jin, &join_startup, &join_run);
 
 	if (workers > 0)
 		divisor = gx_parallel_divisor(workers);
@@ -1033,7 +1035,7 @@ add_gpujoin_paths(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
 		if (prev_partial)
 			workers = prev_partial->cpath.path.parallel_workers;
 		else
-			workers = gx_parallel_scan_workers(fact);
+			workers = gx_parallel_scan_workers(gx_cost_params(), fact);
 		if (workers > 0)
 		{
 			gp = make_gpujoin_path(root, joinrel, outerrel, innerrel, jointype, extra, fact,
@@ -1082,7 +1084,8 @@ agg_cost_bound(PlannerInfo *root, double rows)
 static bool
 gpujoin_cannot_win(PlannerInfo *root, RelOptInfo *joinrel)
 {
-	Cost		floor = gx_gpu_cost_floor();
+	const GxCostParams *cp = gx_cost_params();
+	Cost		floor = gx_gpu_cost_floor(cp);
 	bool		grouped = root->parse->hasAggs || root->parse->groupClause != NIL;
 	Cost		cheapest = DBL_MAX;
 	ListCell   *lc;
@@ -1109,7 +1112,7 @@ gpujoin_cannot_win(PlannerInfo *root, RelOptInfo *joinrel)
 	if (!grouped)
 		return true;
 	return (cheapest + agg_cost_bound(root, joinrel->rows)) * 1.01 <
-		floor + gx_gpuagg_setup_us / gx_cost_unit_us;
+		floor + cp->gpuagg_setup_us / cp->cost_unit_us;
 }
 
 /* set_join_pathlist_hook: add GpuJoin paths for a join. */
@@ -3018,7 +3021,7 @@ fused_join_cost(PlannerInfo *root, GpuJoinPath *gp, bool gpu)
 	jin.depths = gp->ndepths;
 	jin.rows_out = 0;			/* rows stay on the device */
 	jin.gpu = gpu;
-	gx_cost_join(&jin, &startup, &run);
+	gx_cost_join(gx_cost_params(), &jin, &startup, &run);
 	return cost + startup + run;
 }
 
@@ -3040,7 +3043,7 @@ fused_scan_cost(PlannerInfo *root, GpuJoinPath *gp, bool gpu)
 		in.program_len += 2.0 * list_length(gp->depths[d].outer_keys);
 	in.gpu = gpu;
 	gx_colcache_cost_input(root, fact, outer_program_exprs(gp), &in);
-	gx_cost_scan(&in, &startup, &total);
+	gx_cost_scan(gx_cost_params(), &in, &startup, &total);
 	return total;
 }
 

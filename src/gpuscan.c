@@ -45,8 +45,9 @@
 
 #include "codegen.h"
 #include "colcache.h"
-#include "cost.h"
+#include "costparams.h"
 #include "gpuscan.h"
+#include "paths.h"
 #include "pipeline.h"
 
 typedef struct GpuScanState
@@ -284,6 +285,7 @@ make_gpuscan_path(PlannerInfo *root, RelOptInfo *rel, List *device_quals,
 				  List *host_quals, int workers, bool gpu)
 {
 	CustomPath *cpath = makeNode(CustomPath);
+	const GxCostParams *cp = gx_cost_params();
 	GxScanCostInput in;
 	QualCost	host_cost;
 	Selectivity dev_sel;
@@ -307,7 +309,7 @@ make_gpuscan_path(PlannerInfo *root, RelOptInfo *rel, List *device_quals,
 	gx_colcache_cost_input(root, rel, device_quals, &in);
 	/* of the most workers it could use, those that pay for their start */
 	if (workers > 0)
-		workers = gx_choose_scan_workers(&in, workers);
+		workers = gx_choose_scan_workers(cp, &in, workers);
 	in.parallel_workers = workers;
 
 	cpath->path.pathtype = T_CustomScan;
@@ -330,11 +332,11 @@ make_gpuscan_path(PlannerInfo *root, RelOptInfo *rel, List *device_quals,
 	cpath->path.parallel_workers = workers;
 	cpath->path.rows = workers > 0 ? clamp_row_est(rel->rows / gx_parallel_divisor(workers)) : rel->rows;
 	cpath->path.pathkeys = NIL;
-	gx_cost_scan(&in, &cpath->path.startup_cost, &cpath->path.total_cost);
+	gx_cost_scan(cp, &in, &cpath->path.startup_cost, &cpath->path.total_cost);
 	cpath->path.startup_cost += host_cost.startup;
 	cpath->path.total_cost += host_cost.startup;
-	/* rows it sends to the client, as the stock paths were (output.c) */
-	(void) gx_output_recost(root, rel, &cpath->path);
+	/* rows it sends to the client, as the stock paths were (paths.c) */
+	(void) gx_output_recost(cp, root, rel, &cpath->path);
 	/*
 	 * The node projects its own target list (ExecScan), so the planner
 	 * needs no Result node above it for expressions or a narrower row.
@@ -383,6 +385,7 @@ gpuscan_add_paths(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTblEntry *
 	List	   *device_quals;
 	List	   *host_quals;
 	const char *why;
+	const GxCostParams *cp;
 	bool		gpu;
 	bool		serial;
 	int			workers;
@@ -395,6 +398,7 @@ gpuscan_add_paths(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTblEntry *
 	gx_cost_refresh();
 	if (IS_DUMMY_REL(rel))
 		return;
+	cp = gx_cost_params();
 	/* without a GPU the CPU engine is only worth it when forced */
 	/* gpuext.device = gpu plans for the GPU even while none is up */
 	gpu = gpuext_device_mode == GPUEXT_DEVICE_GPU ||
@@ -402,13 +406,13 @@ gpuscan_add_paths(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTblEntry *
 	if (!gpu && !gpuext_force_offload)
 		return;
 	workers = rel->consider_parallel && rel->lateral_relids == NULL ?
-		gx_parallel_scan_workers(rel) : 0;
+		gx_parallel_scan_workers(cp, rel) : 0;
 	/* a serial path that add_path would reject at once is not made */
 	serial = gpuext_force_offload ||
-		!gx_stock_path_beats(rel->pathlist, gx_gpu_cost_floor(), rel->rows, false);
+		!gx_stock_path_beats(rel->pathlist, gx_gpu_cost_floor(cp), rel->rows, false);
 	/* nor a partial one whose Gather would cost more than a whole stock scan */
 	if (workers > 0 && !serial &&
-		gx_stock_path_beats(rel->pathlist, gx_gpu_cost_floor() + parallel_setup_cost, -1, false))
+		gx_stock_path_beats(rel->pathlist, gx_gpu_cost_floor(cp) + parallel_setup_cost, -1, false))
 		workers = 0;
 	if (!serial && workers == 0)
 		return;

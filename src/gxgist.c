@@ -86,7 +86,7 @@
 #include "utils/selfuncs.h"
 #include "utils/syscache.h"
 
-#include "cost.h"
+#include "costparams.h"
 #include "gxgist.h"
 
 PG_FUNCTION_INFO_V1(gpuext_gist_handler);
@@ -263,7 +263,9 @@ gxg_covers(const GxRtEntry *outer, const GxRtEntry *inner)
 double
 gxg_entry_test_cost(void)
 {
-	return GXG_TEST_INSNS * gx_cpu_engine_row_ns / 1e3 / Max(gx_cost_unit_us, 1e-3);
+	const GxCostParams *cp = gx_cost_params();
+
+	return GXG_TEST_INSNS * cp->cpu_engine_row_ns / 1e3 / Max(cp->cost_unit_us, 1e-3);
 }
 
 /*

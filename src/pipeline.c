@@ -21,9 +21,9 @@
 #include "storage/bufmgr.h"
 #include "utils/rel.h"
 
-#include "calibrate.h"
 #include "colcache.h"
 #include "pipeline.h"
+#include "timing.h"
 
 /* Set up a pipeline; the engine and the page source start lazily. */
 void

@@ -2,6 +2,8 @@
 # make test: build, install, start a throwaway cluster with gpuext preloaded,
 # run every suite, stop it, print "N passed, N failed" last.
 #
+#   layering        test/layering.py: each folder's objects call only the
+#                   folders below it (costmodel/ nothing of src/)
 #   pg_regress      sql/*.sql against expected/*.out (order: test/schedule)
 #   isolation       test/isolation/specs/*.spec
 #   pgTAP           test/pgtap/*.sql (pg_prove)
@@ -25,8 +27,8 @@
 #   GPUEXT_REQUIRE_GPU=1  fail unless the service has a usable GPU
 #   GPUEXT_TESTS="a b"    run only these pg_regress tests (in the schedule's order)
 #   GPUEXT_TAP_TESTS="test/t/006_*.pl"   run only these TAP tests
-#   GPUEXT_SKIP="tap ..." skip suites: regress isolation pgtap tap gpu bench fuzz
-#                         sqlsmith load
+#   GPUEXT_SKIP="tap ..." skip suites: layering regress isolation pgtap tap gpu
+#                         bench fuzz sqlsmith load
 #   GPUEXT_FUZZ_QUERIES, GPUEXT_FUZZ_SEED   the fuzz suite's size and seed (500, 1)
 #   GPUEXT_SQLSMITH_QUERIES, GPUEXT_SQLSMITH_SEED   the sqlsmith suite's queries
 #                         per pass and seed (1000, 1)
@@ -61,6 +63,14 @@ if grep -q "warning:" "${INSTALL_LOCK%.lock}.build.log"; then
   fail 1 "build warnings"
 else
   pass 1
+fi
+
+if [[ "$SKIP" != *" layering "* ]]; then
+  note "layering (test/layering.py)"
+  layering_out=$(python3 test/layering.py 2>&1)
+  layering_rc=$?
+  echo "$layering_out" | sed 's/^/   /'
+  if [ $layering_rc = 0 ]; then pass 1; else fail 1 "layering"; fi
 fi
 
 # the whole query of a crashed backend in the server log (sqlsmith suite)

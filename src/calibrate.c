@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  * calibrate.c
  *		gpuext_calibrate(): measure this machine and store the cost model's
- *		parameters; and the loading of stored parameters by every backend.
+ *		parameters.
  *
  * What is measured, and how:
  *	- storage: sequential and random page reads and writes of a temporary
@@ -17,13 +17,13 @@
  *	  the pages of stock index and bitmap scans cost when they are in memory
  *	  (index_cost_scale, indexread.c), and what a serial plan spends on each
  *	  row it sends to the client (client_row_us, output.c).
- * Results go to the table gpuext_calibration_values.  A backend applies
- * stored values as database-level defaults of the gpuext.* GUCs the next
- * time it plans a query (a session's own SET still wins), so no restart
- * is needed.
+ * Results go to the table gpuext_calibration_values.  Every backend of
+ * the database uses the stored values the next time it plans a query
+ * (src/costparams.c: as database-level defaults of the gpuext.* settings,
+ * so a session's own SET still wins), so no restart is needed.
  *
  * IDENTIFICATION
- *		costmodel/calibrate.c
+ *		src/calibrate.c
  *-------------------------------------------------------------------------
  */
 #include "gpuext.h"
@@ -58,7 +58,8 @@
 #include "utils/regproc.h"
 
 #include "calibrate.h"
-#include "cost.h"
+#include "costparams.h"
+#include "timing.h"
 
 PG_FUNCTION_INFO_V1(gpuext_calibrate);
 
@@ -76,26 +77,12 @@ PG_FUNCTION_INFO_V1(gpuext_calibrate);
 #define SHARE_WORKERS	4		/* workers of the parallel_page_share scan */
 #define STORAGE_FILE_MB 16
 
-/* calibration generation this backend has applied */
-static uint32 applied_generation = 0;
-static bool applying = false;
-
 typedef struct Measured
 {
 	const char *name;			/* GUC, without the gpuext. prefix */
 	double		value;
 	const char *unit;
 } Measured;
-
-double
-gx_elapsed_us(instr_time start)
-{
-	instr_time	now;
-
-	INSTR_TIME_SET_CURRENT(now);
-	INSTR_TIME_SUBTRACT(now, start);
-	return INSTR_TIME_GET_MICROSEC(now);
-}
 
 /*
  * Which clock the calibration's timings read: the wall clock, or this
@@ -124,78 +111,11 @@ clock_us(void)
 char *
 gx_extension_schema(void)
 {
-	Oid			ext = get_extension_oid("gpuext", true);
-	Relation	rel;
-	SysScanDesc scan;
-	ScanKeyData key;
-	HeapTuple	tup;
-	Oid			nsp = InvalidOid;
+	Oid			nsp = gx_extension_namespace();
 
-	if (!OidIsValid(ext))
-		return NULL;
-	rel = table_open(ExtensionRelationId, AccessShareLock);
-	ScanKeyInit(&key, Anum_pg_extension_oid, BTEqualStrategyNumber, F_OIDEQ,
-				ObjectIdGetDatum(ext));
-	scan = systable_beginscan(rel, ExtensionOidIndexId, true, NULL, 1, &key);
-	tup = systable_getnext(scan);
-	if (HeapTupleIsValid(tup))
-		nsp = ((Form_pg_extension) GETSTRUCT(tup))->extnamespace;
-	systable_endscan(scan);
-	table_close(rel, AccessShareLock);
 	if (!OidIsValid(nsp))
 		return NULL;
 	return pstrdup(quote_identifier(get_namespace_name(nsp)));
-}
-
-/*
- * Apply stored calibration values, once per calibration: called by the
- * planner hooks.  Values become database-level defaults of the GUCs.
- */
-void
-gx_cost_refresh(void)
-{
-	uint32		gen;
-	char	   *schema;
-
-	if (!gpuext_preloaded || gx_shared == NULL || applying || !IsTransactionState())
-		return;
-	gen = pg_atomic_read_u32(&gx_shared->calibration_generation);
-	if (gen == applied_generation)
-		return;
-	schema = gx_extension_schema();
-	if (schema == NULL)
-		return;
-	applying = true;
-	applied_generation = gen;
-	PG_TRY();
-	{
-		if (SPI_connect() == SPI_OK_CONNECT)
-		{
-			char	   *q = psprintf("SELECT parameter, value FROM %s.gpuext_calibration_values",
-									 schema);
-
-			if (SPI_execute(q, true, 0) == SPI_OK_SELECT)
-			{
-				for (uint64 i = 0; i < SPI_processed; i++)
-				{
-					HeapTuple	tup = SPI_tuptable->vals[i];
-					TupleDesc	desc = SPI_tuptable->tupdesc;
-					char	   *name = SPI_getvalue(tup, desc, 1);
-					char	   *value = SPI_getvalue(tup, desc, 2);
-
-					(void) set_config_option(psprintf("gpuext.%s", name), value,
-											 PGC_USERSET, PGC_S_DATABASE,
-											 GUC_ACTION_SET, true, WARNING, false);
-				}
-			}
-			SPI_finish();
-		}
-	}
-	PG_FINALLY();
-	{
-		applying = false;
-	}
-	PG_END_TRY();
 }
 
 /* Storage: sequential and random page reads and writes of a temp file. */
@@ -1469,7 +1389,8 @@ gpuext_calibrate(PG_FUNCTION_ARGS)
 	for (int i = 0; i < n; i++)
 	{
 		char	   *guc = psprintf("gpuext.%s", m[i].name);
-		const char *before = GetConfigOption(guc, true, false);
+		/* the value in force before, as SHOW prints it */
+		const char *before = GetConfigOptionByName(guc, NULL, true);
 		Datum		values[4];
 		bool		nulls[4] = {0};
 
@@ -1487,7 +1408,7 @@ gpuext_calibrate(PG_FUNCTION_ARGS)
 				SPI_OK_UTILITY);
 	SPI_finish();
 
-	/* every backend applies the new values before it plans again */
-	pg_atomic_fetch_add_u32(&gx_shared->calibration_generation, 1);
+	/* every backend loads the new values before it plans again */
+	gx_cost_calibration_changed();
 	return (Datum) 0;
 }

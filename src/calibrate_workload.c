@@ -1,5 +1,5 @@
 /*-------------------------------------------------------------------------
- * workload.c
+ * calibrate_workload.c
  *		gpuext_calibrate_workload(): refine the cost model's parameters
  *		against the user's own queries, by simulated annealing (as Bausch
  *		et al. did for their asymmetric model).
@@ -20,7 +20,7 @@
  * (like gpuext_calibrate()'s values) only when it is no worse there.
  *
  * IDENTIFICATION
- *		costmodel/workload.c
+ *		src/calibrate_workload.c
  *-------------------------------------------------------------------------
  */
 #include "gpuext.h"
@@ -39,7 +39,8 @@
 #include "utils/plancache.h"
 
 #include "calibrate.h"
-#include "cost.h"
+#include "costparams.h"
+#include "timing.h"
 
 PG_FUNCTION_INFO_V1(gpuext_calibrate_workload);
 
@@ -221,7 +222,7 @@ static void
 current_params(double *values)
 {
 	for (int i = 0; i < NTUNED; i++)
-		values[i] = strtod(GetConfigOption(psprintf("gpuext.%s", tuned[i].name), false, false),
+		values[i] = strtod(GetConfigOptionByName(psprintf("gpuext.%s", tuned[i].name), NULL, false),
 						   NULL);
 }
 
@@ -399,6 +400,6 @@ gpuext_calibrate_workload(PG_FUNCTION_ARGS)
 	SPI_finish();
 
 	if (stored)
-		pg_atomic_fetch_add_u32(&gx_shared->calibration_generation, 1);
+		gx_cost_calibration_changed();
 	return (Datum) 0;
 }

@@ -4,15 +4,12 @@
  *		timing queries and storing parameters through SPI.
  *
  * IDENTIFICATION
- *		costmodel/calibrate.h
+ *		src/calibrate.h
  *-------------------------------------------------------------------------
  */
 #ifndef GPUEXT_CALIBRATE_H
 #define GPUEXT_CALIBRATE_H
 
-#include "portability/instr_time.h"
-
-extern double gx_elapsed_us(instr_time start);
 extern char *gx_extension_schema(void);
 extern char *gx_calibration_start(void);
 extern void gx_set_local(const char *name, const char *value);
