@@ -149,6 +149,11 @@ gx_ptree_init(void)
 							 "auto plans where the backend has the index's mirror already, on always plans (building the mirror), off compares keys, as merges of text keys do; plans of at least gpuext.ptree_gpu_batch_min entries run on the GPU when there is one, others on the CPU engine.",
 							 &ptree_merge_plan_mode, PTREE_MERGE_PLAN_AUTO, ptree_merge_plan_options,
 							 PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("gpuext.debug_ptree_merge_delay",
+							"Makes every gpuext_ptree merge wait this long before it switches to the new main structure, for testing.",
+							"The wait is a device request (the GPU service's, or the CPU engine's) made after the new pages are written; 0 makes none.",
+							&ptree_debug_merge_delay, 0, 0, 3600 * 1000,
+							PGC_SUSET, GUC_UNIT_MS | GUC_NOT_IN_SAMPLE, NULL, NULL, NULL);
 }
 
 /*

@@ -159,6 +159,7 @@ typedef enum PtreeMergePlanMode
 } PtreeMergePlanMode;
 
 extern int	ptree_merge_plan_mode;
+extern int	ptree_debug_merge_delay;
 
 /* ptree_scan.c */
 extern Datum ptree_widen(Oid keytype, Oid argtype, Datum value);

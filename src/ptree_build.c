@@ -27,6 +27,9 @@
 /* gpuext.ptree_merge_plan: when merges of fixed-width keys are planned */
 int			ptree_merge_plan_mode = PTREE_MERGE_PLAN_AUTO;
 
+/* gpuext.debug_ptree_merge_delay: a wait before each merge's switch (ms) */
+int			ptree_debug_merge_delay = 0;
+
 /* this backend's merges (gpuext_ptree_merge_stats) */
 static struct
 {
@@ -459,6 +462,29 @@ ptree_splice_equal(PtreeMergeState *ms, const PtreeSplice *sp, Size *e, uint64 r
 }
 
 /*
+ * gpuext.debug_ptree_merge_delay: hold the merge for that long as a device
+ * request does (GX_REQ_SLEEP on the GPU service, or on the CPU engine),
+ * so that tests can watch readers and inserts while a merge is under way
+ */
+static void
+ptree_debug_delay(void)
+{
+	GxEngine	engine;
+	GxPendingBatch pb;
+	GxBatch    *batch;
+
+	if (ptree_debug_merge_delay <= 0)
+		return;
+	gx_engine_start(&engine);
+	batch = gx_engine_batch_alloc(&engine, &pb, gx_batch_size(0, 0, 0));
+	gx_batch_layout(batch, GX_REQ_SLEEP, 0, 0, 0);
+	batch->arg = (uint64) ptree_debug_merge_delay * 1000 * 1000;
+	gx_engine_submit(&engine, &pb);
+	gx_engine_wait(&engine, &pb);
+	gx_engine_batch_free(&pb);
+}
+
+/*
  * Add the block numbers of a main structure's pages (every level) to a list
  */
 static List *
@@ -649,6 +675,8 @@ ptree_rewrite(Relation index, Buffer metabuf, PtreeEntry *entries, Size nentries
 
 	/* the pages of the old main become free once the metapage switches */
 	old_blocks = ptree_main_pages(index, meta->root, meta->levels, meta->gen, old_blocks);
+	if (callback != NULL || meta->delta_tids > 0)
+		ptree_debug_delay();
 
 	/* the switch: one record */
 	state = GenericXLogStart(index);
