@@ -77,7 +77,10 @@
  * the delta full only tries the merge lock (ConditionalLockPage): when a
  * merge is running it appends to the new delta and goes on.  VACUUM waits
  * for it; that is a lock wait, which statement_timeout, lock_timeout and
- * pg_cancel_backend end and the deadlock detector sees.
+ * pg_cancel_backend end and the deadlock detector sees.  A lock rather
+ * than a flag in the metapage: it goes away with the backend that holds it
+ * (an error, a crash), so whoever gets it and finds a sealed delta knows
+ * that delta's merge failed and finishes it, with no recovery step.
  *
  * A scan reads the metapage, lets it go, and collects all its TIDs from
  * main, the sealed delta and the delta, each page under its own share lock

@@ -541,6 +541,7 @@ ptree_main_pages(Relation index, BlockNumber root, uint32 levels, uint32 gen, Li
 			Buffer		buf = ReadBuffer(index, blkno);
 			Page		page;
 
+			CHECK_FOR_INTERRUPTS();
 			LockBuffer(buf, BUFFER_LOCK_SHARE);
 			page = BufferGetPage(buf);
 			if (!ptree_page_is_live(page, gen))

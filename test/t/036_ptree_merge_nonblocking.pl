@@ -6,9 +6,10 @@
 # statement_timeout = 100ms finish within the timeout plus one poll
 # interval of the client (or fail with 57014), and answer as a sequential
 # scan does; INSERTs go on and are not lost; a VACUUM that has to wait for
-# the merge can be cancelled.  The merging backend itself can be cancelled
-# and killed in the middle: the old generation stays live, the checker
-# passes, and the next merge finishes the job.
+# the merge can be cancelled; a streaming standby that replayed the merge's
+# first records answers as its sequential scan does.  The merging backend
+# itself can be cancelled and killed in the middle: the old generation
+# stays live, the checker passes, and the next merge finishes the job.
 use strict;
 use warnings;
 
@@ -18,7 +19,7 @@ use Test::More;
 use Time::HiRes qw(time);
 use GpuextTest;
 
-my $node = gpuext_node('ptree_merge_nonblocking');
+my $node = gpuext_node('ptree_merge_nonblocking', "wal_level = replica\nmax_wal_senders = 4\n");
 
 # 100 ms of statement_timeout plus one poll interval of the client
 # (gpuext.service_poll_interval, 100 ms), plus the psql round trip on a
@@ -33,6 +34,10 @@ CREATE INDEX m_k ON m USING gpuext_ptree (k) WITH (delta_pages = 4);
 CREATE INDEX m_t ON m USING gpuext_ptree (t) WITH (delta_pages = 100);
 VACUUM ANALYZE m;
 });
+$node->backup('b');
+my $standby = PostgreSQL::Test::Cluster->new('ptree_merge_standby');
+$standby->init_from_backup($node, 'b', has_streaming => 1);
+$standby->start;
 
 # Wait until session $pid is inside the merge's delayed request (the CPU
 # engine's sleep and the wait for the GPU service both report wait event
@@ -98,17 +103,23 @@ sub readers_during_merge
 	ok(still_in_merge($mpid), "$what: the merge was in progress all along");
 }
 
-# Every query through the index agrees with a sequential scan, and the
-# checker passes.
+# Every query through the index agrees with a sequential scan on $n.
+sub agree_on
+{
+	my ($n, $what) = @_;
+	foreach my $q (@queries, 'SELECT count(*), sum(v), count(DISTINCT t) FROM m WHERE k >= 0')
+	{
+		my $seq = $n->safe_psql('postgres', "$plans{seq} $q");
+		is($n->safe_psql('postgres', "$plans{plain} $q"), $seq, "$what: '$q' (plain)");
+		is($n->safe_psql('postgres', "$plans{bitmap} $q"), $seq, "$what: '$q' (bitmap)");
+	}
+}
+
+# The same on the primary, and the checker passes.
 sub all_agree
 {
 	my ($what) = @_;
-	foreach my $q (@queries, 'SELECT count(*), sum(v), count(DISTINCT t) FROM m WHERE k >= 0')
-	{
-		my $seq = $node->safe_psql('postgres', "$plans{seq} $q");
-		is($node->safe_psql('postgres', "$plans{plain} $q"), $seq, "$what: '$q' (plain)");
-		is($node->safe_psql('postgres', "$plans{bitmap} $q"), $seq, "$what: '$q' (bitmap)");
-	}
+	agree_on($node, $what);
 	is($node->psql('postgres', "SELECT gpuext_ptree_check('m_k', true), gpuext_ptree_check('m_t', true)"),
 		0, "$what: the checker passes");
 }
@@ -125,11 +136,13 @@ bg_query($mer, "SET gpuext.debug_ptree_merge_delay = '10s'; SET gpuext.ptree_mer
 bg_send($mer, "INSERT INTO m SELECT g % 5000, -g, 'x' || g FROM generate_series(1, 2000) g;");
 ok(wait_in_merge($mpid, 'INSERT'), 'insert: the merge is under way');
 
+readers_during_merge($r, $mpid, 'insert');
 my ($out, $err, $secs) = timed($w,
 	"SET statement_timeout = '1s'; INSERT INTO m SELECT g % 5000, 1000000 + g, 'y' || g FROM generate_series(1, 500) g; RESET statement_timeout;");
 is($err, '', 'insert: another INSERT meanwhile succeeds');
 cmp_ok($secs, '<', $bound, sprintf('insert: ... without waiting for the merge (%.3f s)', $secs));
-readers_during_merge($r, $mpid, 'insert');
+$node->wait_for_catchup($standby, 'replay', $node->lsn('insert'));
+agree_on($standby, 'insert, standby');
 
 # a VACUUM has to wait for the merge (index cleanup merges too): it can be
 # cancelled while it waits
@@ -158,11 +171,12 @@ bg_query($mer, "SET gpuext.debug_ptree_merge_delay = '8s';");
 bg_send($mer, 'VACUUM m;');
 ok(wait_in_merge($mpid, 'VACUUM'), 'vacuum: the bulk delete is under way');
 
+readers_during_merge($r, $mpid, 'vacuum');
 ($out, $err, $secs) = timed($w,
 	"SET statement_timeout = '1s'; INSERT INTO m SELECT g % 5000, 2000000 + g, 'z' || g FROM generate_series(1, 500) g; RESET statement_timeout;");
 is($err, '', 'vacuum: an INSERT meanwhile succeeds');
 cmp_ok($secs, '<', $bound, sprintf('vacuum: ... without waiting for the merge (%.3f s)', $secs));
-readers_during_merge($r, $mpid, 'vacuum');
+ok(still_in_merge($mpid), 'vacuum: the merge was in progress all along');
 
 ($out, $err) = bg_query($mer, 'RESET gpuext.debug_ptree_merge_delay;');
 is($err, '', 'vacuum: the VACUUM succeeded');
@@ -201,8 +215,11 @@ all_agree('after the crash');
 $node->safe_psql('postgres',
 	"INSERT INTO m SELECT g % 5000, 6000000 + g, 'f' || g FROM generate_series(1, 4000) g; DELETE FROM m WHERE k % 10 = 4; VACUUM m;");
 all_agree('after inserts, deletes and VACUUM');
+$node->wait_for_catchup($standby, 'replay', $node->lsn('insert'));
+agree_on($standby, 'standby, at the end');
 is($node->safe_psql('postgres', 'SELECT count(*) FROM m WHERE v > 5000000 AND v < 6000000'), '0',
 	'crash: the killed INSERT left no rows');
 
+$standby->stop;
 $node->stop;
 done_testing();
