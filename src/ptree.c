@@ -19,21 +19,21 @@
  *   - main: a sorted run of posting lists, (key, TID, TID, ...), packed in
  *     leaf pages chained left to right, with a static directory of inner
  *     pages above them (each inner tuple: the first key of a child page
- *     and the child's block).  Main is never changed in place except by
- *     VACUUM removing TIDs.
+ *     and the child's block).  Main is never changed in place: VACUUM
+ *     removes TIDs by a merge.
  *   - delta: an append-only chain of pages of (key, TID) tuples, written by
  *     inserts.  Scans read all of it.  When it reaches delta_pages pages
  *     (a reloption), the inserting backend merges main and delta into a new
  *     main (sorted delta merged with the old run, equal keys joined into one
  *     posting list, duplicate TIDs dropped), written to free pages, and
- *     switches to it in one WAL record.
+ *     switches to it in one WAL record, while scans and inserts go on.
  *
  * Page layout (all pages are standard pages, pd_lower/pd_upper valid, so
  * generic WAL and wal_consistency_checking work on them):
  *
  *   block 0, metapage: PtreeMetaData right after the page header (below
- *            pd_lower): generation, root, first leaf, levels, counts,
- *            delta head and tail.
+ *            pd_lower): generations, root, first leaf, levels, counts,
+ *            head and tail of the delta and of the sealed delta.
  *   leaf:    items are PtreeTuples (flags, keylen, ntids, key padded to 2
  *            bytes, ntids ItemPointers in ascending order).  Keys are
  *            non-decreasing along the chain; a long posting list is split
@@ -45,29 +45,61 @@
  *   delta:   PtreeTuples with one TID each, in insertion order.
  *   special: PtreePageOpaqueData (generation, type, level, next block).
  *
- * Generations.  Every page carries the generation it was written for.  The
- * live pages are those whose generation is the metapage's; a merge takes a
- * fresh generation (max_gen + 1, WAL-logged before it writes a page),
- * writes the new main's pages with it, and then, in one record, points the
- * metapage at the new root, empties the delta and makes the new generation
- * the live one.  A crash before that record leaves the old index intact and
- * the half-written pages with a generation that is never live.  A page is
- * reused only if its own generation says it is not live, so a stale free
- * space map cannot hand out a live page.
+ * Generations.  Every page carries the generation it was written for, and
+ * the metapage names the generations in use: main's, the delta's, the
+ * sealed delta's while a merge folds it into main, and the one a merge is
+ * writing.  A merge runs in three steps:
+ *   1. seal (one metapage record): the delta becomes the sealed delta,
+ *      inserts start a new delta of a fresh generation, and a fresh
+ *      generation is taken for the new main;
+ *   2. rewrite, with no buffer lock held but one page's at a time: read
+ *      main and the sealed delta, plan (possibly on the GPU), write the
+ *      new main's pages with the new generation (each page is first
+ *      claimed, WAL-logged empty with that generation, then filled in
+ *      memory and written as one full-page record);
+ *   3. switch (one metapage record): the new main becomes live and the
+ *      sealed delta goes; the old main's and the sealed delta's pages go
+ *      to the free space map.
+ * A crash or an error before the switch leaves the old main and the sealed
+ * delta live (readers read them), the half-written pages with a generation
+ * that never becomes live, and the sealed delta for the next merge to
+ * finish.  A page is reused only if its own generation says it is in use
+ * by none of the metapage's, so a stale free space map cannot hand out a
+ * live page, and a generation whose pages were freed is never written
+ * again.
  *
- * Concurrency.  Inserts and merges hold the metapage's buffer lock
- * exclusively (one at a time; VACUUM's bulk delete is a merge).  A scan
- * reads the metapage, lets it go, and collects all its TIDs from the pages
- * of that generation, each page under its own share lock, then returns
- * them with no lock held.  Pages of a generation never change once a merge
- * has replaced it, and a page is never rewritten with a generation it had
- * before, so a page that still carries the scan's generation holds what
- * the scan expects; if it carries another, the scan starts again (after
- * three restarts it holds the metapage in share mode for the whole
- * collection, which keeps merges out).  An entry removed by VACUUM may
- * still be returned by a scan of the older generation, which is harmless
- * for MVCC snapshots (the heap slot can only be reused by a tuple the
- * snapshot does not see), the only ones plain index scans accept.
+ * Concurrency.  Merges are serialized by a heavyweight lock, the page lock
+ * of the metapage's block (LockPage, as GIN's pending-list cleanup and
+ * gpuext_gist's inserts use), held for the whole merge; no buffer lock is
+ * held across a device request, a wait for the service or the rewrite.
+ * The metapage's buffer lock is taken only for short updates: an insert's
+ * append to the delta, a merge's seal and switch.  An insert that finds
+ * the delta full only tries the merge lock (ConditionalLockPage): when a
+ * merge is running it appends to the new delta and goes on.  VACUUM waits
+ * for it; that is a lock wait, which statement_timeout, lock_timeout and
+ * pg_cancel_backend end and the deadlock detector sees.  A lock rather
+ * than a flag in the metapage: it goes away with the backend that holds it
+ * (an error, a crash), so whoever gets it and finds a sealed delta knows
+ * that delta's merge failed and finishes it, with no recovery step.
+ *
+ * A scan reads the metapage, lets it go, and collects all its TIDs from
+ * main, the sealed delta and the delta, each page under its own share lock
+ * and checked to carry the generation of its part, then returns them with
+ * no lock held: it never waits for a merge.  Pages of a generation never
+ * change once a switch has replaced it (the delta's only grow at its
+ * tail), and a freed page is only ever rewritten with a newer generation,
+ * so a page that still carries the expected generation holds what the
+ * scan expects; if it carries another, the scan starts again.  After three
+ * restarts a scan takes the merge lock in share mode for its collection
+ * (waiting, cancellably, for a running merge), which keeps merges out; on
+ * a standby, where replay takes no such lock, it keeps starting again.  An
+ * entry removed by VACUUM may still be returned by a scan of the older
+ * generation, which is harmless for MVCC snapshots (the heap slot can only
+ * be reused by a tuple the snapshot does not see), the only ones plain
+ * index scans accept.  Entries inserted during a merge are in the new
+ * delta, which the switch leaves alone; those VACUUM's bulk delete
+ * removes cannot be among them (a dead heap slot is not reused before its
+ * index entries are gone).
  *
  * IDENTIFICATION
  *		src/ptree.c
@@ -188,6 +220,11 @@ gx_ptree_init(void)
 							 "auto plans where the backend has the index's mirror already, on always plans (building the mirror), off compares keys, as merges of text keys do; plans of at least gpuext.ptree_gpu_batch_min entries run on the GPU when there is one, others on the CPU engine.",
 							 &ptree_merge_plan_mode, PTREE_MERGE_PLAN_AUTO, ptree_merge_plan_options,
 							 PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("gpuext.debug_ptree_merge_delay",
+							"Makes every gpuext_ptree merge wait this long before it switches to the new main structure, for testing.",
+							"The wait is a device request (the GPU service's, or the CPU engine's) made after the new pages are written; 0 makes none.",
+							&ptree_debug_merge_delay, 0, 0, 3600 * 1000,
+							PGC_SUSET, GUC_UNIT_MS | GUC_NOT_IN_SAMPLE, NULL, NULL, NULL);
 }
 
 /*
@@ -437,18 +474,21 @@ ptree_fill_metapage(Page page, Oid keytype)
 	meta->version = PTREE_VERSION;
 	meta->keytype = keytype;
 	meta->gen = 0;
-	meta->max_gen = 0;
+	meta->delta_gen = 1;
+	meta->max_gen = 1;
 	meta->root = InvalidBlockNumber;
 	meta->first_leaf = InvalidBlockNumber;
 	meta->levels = 0;
 	meta->delta_head = InvalidBlockNumber;
 	meta->delta_tail = InvalidBlockNumber;
+	meta->sealed_head = InvalidBlockNumber;
+	meta->sealed_tail = InvalidBlockNumber;
 	/* keep the metadata below pd_lower, so generic WAL copies it */
 	((PageHeader) page)->pd_lower = ((char *) meta + sizeof(PtreeMetaData)) - (char *) page;
 }
 
 /*
- * Does this page belong to the live index of generation gen?
+ * Does this page belong to generation gen?
  */
 bool
 ptree_page_is_live(Page page, uint32 gen)
@@ -457,6 +497,113 @@ ptree_page_is_live(Page page, uint32 gen)
 		PageGetSpecialSize(page) != MAXALIGN(sizeof(PtreePageOpaqueData)))
 		return false;
 	return PtreePageGetOpaque(page)->gen == gen;
+}
+
+/*
+ * Is the page in use by one of the generations the metapage names (main,
+ * the delta, the sealed delta, the main a merge writes)?  Pages that are
+ * not may be reused.  A NULL meta (an index being created) uses none.
+ */
+bool
+ptree_page_in_use(Page page, const PtreeMetaData *meta)
+{
+	uint32		gen;
+
+	if (meta == NULL || PageIsNew(page) ||
+		PageGetSpecialSize(page) != MAXALIGN(sizeof(PtreePageOpaqueData)))
+		return false;
+	gen = PtreePageGetOpaque(page)->gen;
+	return gen == meta->gen || gen == meta->delta_gen ||
+		(BlockNumberIsValid(meta->sealed_head) && gen == meta->sealed_gen) ||
+		(meta->merge_gen != 0 && gen == meta->merge_gen);
+}
+
+/*
+ * The delta chains readers walk, in order: the sealed delta, then the
+ * delta.  *chain starts at 0; sets the head and generation of the next
+ * chain that is not empty and returns true, or false when none is left.
+ */
+bool
+ptree_next_delta(const PtreeMetaData *meta, int *chain, BlockNumber *blkno, uint32 *gen)
+{
+	while (*chain < 2)
+	{
+		bool		sealed = (*chain)++ == 0;
+		BlockNumber head = sealed ? meta->sealed_head : meta->delta_head;
+
+		if (BlockNumberIsValid(head))
+		{
+			*blkno = head;
+			*gen = sealed ? meta->sealed_gen : meta->delta_gen;
+			return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * ERROR unless the metapage contents are a gpuext_ptree metapage of this
+ * version
+ */
+void
+ptree_check_meta(Relation index, const PtreeMetaData *meta)
+{
+	if (meta->magic != PTREE_MAGIC)
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("index \"%s\" is not a gpuext_ptree index", RelationGetRelationName(index))));
+	if (meta->version != PTREE_VERSION)
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("gpuext_ptree index \"%s\" has version %u, expected %u",
+						RelationGetRelationName(index), meta->version, PTREE_VERSION),
+				 errhint("REINDEX the index.")));
+}
+
+/*
+ * A copy of the metapage's contents, read under a short share lock and
+ * checked
+ */
+void
+ptree_read_meta(Relation index, PtreeMetaData *meta)
+{
+	Buffer		metabuf = ReadBuffer(index, PTREE_METAPAGE_BLKNO);
+
+	LockBuffer(metabuf, BUFFER_LOCK_SHARE);
+	*meta = *PtreePageGetMeta(BufferGetPage(metabuf));
+	UnlockReleaseBuffer(metabuf);
+	ptree_check_meta(index, meta);
+}
+
+/*
+ * The merge lock: the heavyweight lock of the metapage's block.  A merge
+ * holds it exclusively; VACUUM waits for it, and so do scans that keep
+ * merges out (share mode).  Waiting for it is a lock wait, which query
+ * cancel and the timeouts end.
+ */
+void
+ptree_lock_merges(Relation index, LOCKMODE mode)
+{
+	LockPage(index, PTREE_METAPAGE_BLKNO, mode);
+}
+
+/*
+ * Take the merge lock exclusively if no one holds it; false if another
+ * merge (or a scan keeping merges out) does
+ */
+bool
+ptree_try_lock_merges(Relation index)
+{
+	return ConditionalLockPage(index, PTREE_METAPAGE_BLKNO, ExclusiveLock);
+}
+
+/*
+ * Let the merge lock go
+ */
+void
+ptree_unlock_merges(Relation index, LOCKMODE mode)
+{
+	UnlockPage(index, PTREE_METAPAGE_BLKNO, mode);
 }
 
 /*
@@ -483,12 +630,14 @@ ptree_check_live_leaf(Relation index, Page page, BlockNumber blkno, uint32 gen)
 }
 
 /*
- * An exclusively locked page to write: a free page whose generation is
- * neither live_gen nor new_gen (the one being written), or a new block.
- * The caller holds the metapage exclusively and initializes the page.
+ * An exclusively locked page to write: a free page that no generation of
+ * meta uses (ptree_page_in_use), or a new block.  Free pages someone else
+ * has locked are passed over (the free space map may hand one page to two
+ * backends): the caller never waits for a page here.  The caller
+ * initializes the page.
  */
 Buffer
-ptree_new_buffer(Relation index, uint32 live_gen, uint32 new_gen)
+ptree_new_buffer(Relation index, const PtreeMetaData *meta)
 {
 	Buffer		buf;
 	bool		needLock;
@@ -496,18 +645,19 @@ ptree_new_buffer(Relation index, uint32 live_gen, uint32 new_gen)
 	for (;;)
 	{
 		BlockNumber blkno = GetFreeIndexPage(index);
-		Page		page;
 
 		if (blkno == InvalidBlockNumber)
 			break;
 		if (blkno == PTREE_METAPAGE_BLKNO)
 			continue;
 		buf = ReadBuffer(index, blkno);
-		LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
-		page = BufferGetPage(buf);
-		if (!ptree_page_is_live(page, live_gen) && !ptree_page_is_live(page, new_gen))
-			return buf;
-		UnlockReleaseBuffer(buf);
+		if (ConditionalLockBuffer(buf))
+		{
+			if (!ptree_page_in_use(BufferGetPage(buf), meta))
+				return buf;
+			LockBuffer(buf, BUFFER_LOCK_UNLOCK);
+		}
+		ReleaseBuffer(buf);
 	}
 
 	needLock = !RELATION_IS_LOCAL(index);
@@ -574,7 +724,7 @@ ptreecostestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 	IndexOptInfo *index = path->indexinfo;
 	GenericCosts costs;
 	Relation	rel;
-	Buffer		metabuf;
+	PtreeMetaData meta;
 	uint32		levels;
 	uint32		delta_pages;
 	uint64		delta_tids;
@@ -582,13 +732,12 @@ ptreecostestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 	double		delta_cost;
 
 	rel = index_open(index->indexoid, AccessShareLock);
-	metabuf = ReadBuffer(rel, PTREE_METAPAGE_BLKNO);
-	LockBuffer(metabuf, BUFFER_LOCK_SHARE);
-	levels = PtreePageGetMeta(BufferGetPage(metabuf))->levels;
-	delta_pages = PtreePageGetMeta(BufferGetPage(metabuf))->delta_pages;
-	delta_tids = PtreePageGetMeta(BufferGetPage(metabuf))->delta_tids;
-	UnlockReleaseBuffer(metabuf);
+	ptree_read_meta(rel, &meta);
 	index_close(rel, AccessShareLock);
+	levels = meta.levels;
+	/* a merge's sealed delta is read by every scan too, until its switch */
+	delta_pages = meta.delta_pages + (BlockNumberIsValid(meta.sealed_head) ? meta.sealed_pages : 0);
+	delta_tids = meta.delta_tids + (BlockNumberIsValid(meta.sealed_head) ? meta.sealed_tids : 0);
 
 	MemSet(&costs, 0, sizeof(costs));
 	genericcostestimate(root, path, loop_count, &costs);

@@ -20,12 +20,13 @@
 #include "nodes/pathnodes.h"
 #include "storage/bufmgr.h"
 #include "storage/dsm.h"
+#include "storage/lockdefs.h"
 #include "utils/rel.h"
 
 #include "gpuext.h"
 
 #define PTREE_MAGIC			0x50545245	/* "PTRE" */
-#define PTREE_VERSION		1
+#define PTREE_VERSION		2
 #define PTREE_METAPAGE_BLKNO	0
 
 /* page types (PtreePageOpaque.type) */
@@ -61,7 +62,15 @@ typedef PtreePageOpaqueData *PtreePageOpaque;
 
 #define PtreePageGetOpaque(page) ((PtreePageOpaque) PageGetSpecialPointer(page))
 
-/* contents of the metapage, below pd_lower */
+/*
+ * Contents of the metapage, below pd_lower.  Main, the sealed delta and the
+ * delta each have a generation, which their pages carry; merge_gen is the
+ * generation a merge is writing (a new main), 0 when none was started
+ * since the last switch.  The sealed delta (sealed_head valid) is the
+ * delta a merge took over and is folding into main: readers read it too,
+ * until the switch; one left behind by a merge that failed is finished by
+ * the next merge.
+ */
 typedef struct PtreeMetaData
 {
 	uint32		magic;
@@ -75,11 +84,18 @@ typedef struct PtreeMetaData
 	uint32		main_pages;
 	uint64		main_tids;		/* TIDs in main */
 	uint64		main_keys;		/* distinct keys (NULL counts as one) */
-	BlockNumber delta_head;
+	BlockNumber delta_head;		/* the delta inserts append to */
 	BlockNumber delta_tail;
 	uint32		delta_pages;
 	uint64		delta_tids;
 	uint64		merges;			/* merges since the build */
+	uint32		delta_gen;		/* generation of the delta's pages */
+	uint32		merge_gen;		/* generation a merge writes, or 0 */
+	uint32		sealed_gen;		/* generation of the sealed delta's pages */
+	BlockNumber sealed_head;	/* InvalidBlockNumber: no sealed delta */
+	BlockNumber sealed_tail;
+	uint32		sealed_pages;
+	uint64		sealed_tids;
 } PtreeMetaData;
 
 #define PtreePageGetMeta(page) ((PtreeMetaData *) PageGetContents(page))
@@ -133,12 +149,20 @@ extern void ptree_make_key(Oid typid, Datum value, bool isnull, PtreeKey *key, c
 extern void ptree_check_opclass(Relation index);
 extern int	ptree_delta_limit(Relation index, const PtreeMetaData *meta);
 extern int	ptree_fillfactor(Relation index);
-extern Buffer ptree_new_buffer(Relation index, uint32 live_gen, uint32 new_gen);
+extern Buffer ptree_new_buffer(Relation index, const PtreeMetaData *meta);
 extern void ptree_init_page(Page page, uint16 type, uint16 level, uint32 gen);
 extern PtreeTuple ptree_form_tuple(const PtreeKey *key, ItemPointer tids, int ntids, Size *size);
 extern void ptree_tuple_key(PtreeTuple tup, PtreeKey *key);
 extern void ptree_fill_metapage(Page page, Oid keytype);
 extern bool ptree_page_is_live(Page page, uint32 gen);
+extern bool ptree_page_in_use(Page page, const PtreeMetaData *meta);
+extern bool ptree_next_delta(const PtreeMetaData *meta, int *chain, BlockNumber *blkno,
+							 uint32 *gen);
+extern void ptree_check_meta(Relation index, const PtreeMetaData *meta);
+extern void ptree_read_meta(Relation index, PtreeMetaData *meta);
+extern void ptree_lock_merges(Relation index, LOCKMODE mode);
+extern bool ptree_try_lock_merges(Relation index);
+extern void ptree_unlock_merges(Relation index, LOCKMODE mode);
 extern bool ptree_page_is_live_leaf(Page page, uint32 gen);
 extern void ptree_check_live_leaf(Relation index, Page page, BlockNumber blkno, uint32 gen);
 
@@ -148,7 +172,15 @@ extern void ptreebuildempty(Relation index);
 extern bool ptreeinsert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid,
 						Relation heap, IndexUniqueCheck checkUnique, bool indexUnchanged,
 						struct IndexInfo *indexInfo);
-extern void ptree_merge(Relation index, Buffer metabuf, IndexBulkDeleteCallback callback,
+/* which merges ptree_merge makes */
+typedef enum PtreeMergeWhen
+{
+	PTREE_MERGE_FULL,			/* when the delta has reached its limit */
+	PTREE_MERGE_PENDING,		/* when the delta is not empty */
+	PTREE_MERGE_ALWAYS			/* always (VACUUM's bulk delete) */
+} PtreeMergeWhen;
+
+extern bool ptree_merge(Relation index, PtreeMergeWhen when, IndexBulkDeleteCallback callback,
 						void *callback_state, IndexBulkDeleteResult *stats);
 /* gpuext.ptree_merge_plan */
 typedef enum PtreeMergePlanMode
@@ -159,6 +191,7 @@ typedef enum PtreeMergePlanMode
 } PtreeMergePlanMode;
 
 extern int	ptree_merge_plan_mode;
+extern int	ptree_debug_merge_delay;
 
 /* ptree_scan.c */
 extern Datum ptree_widen(Oid keytype, Oid argtype, Datum value);
@@ -179,7 +212,6 @@ typedef struct PtreeMirrorKey
 	Oid			relid;
 	RelFileNode node;
 	uint32		gen;
-	uint32		max_gen;
 	uint64		merges;
 	uint64		main_tids;
 } PtreeMirrorKey;
@@ -216,7 +248,7 @@ struct ExplainState;
 extern int	ptree_gpu_batch_min;
 extern void ptree_engine_init(PtreeEngine *pe);
 extern void ptree_lookup_probes(PtreeEngine *pe, const struct GxPtreeMirror *m,
-								const PtreeKey *probes, int n, int64 *out, bool hold);
+								const PtreeKey *probes, int n, int64 *out);
 extern void ptree_device_forget(const struct GxPtreeMirror *m);
 extern void ptree_device_moved(const struct GxPtreeMirror *from, const struct GxPtreeMirror *to);
 extern void ptree_engine_explain(PtreeEngine *pe, struct ExplainState *es);

@@ -27,6 +27,9 @@
 /* gpuext.ptree_merge_plan: when merges of fixed-width keys are planned */
 int			ptree_merge_plan_mode = PTREE_MERGE_PLAN_AUTO;
 
+/* gpuext.debug_ptree_merge_delay: a wait before each merge's switch (ms) */
+int			ptree_debug_merge_delay = 0;
+
 /* this backend's merges (gpuext_ptree_merge_stats) */
 static struct
 {
@@ -62,16 +65,20 @@ typedef struct PtreeEntry
 	char	   *data;
 } PtreeEntry;
 
-/* writes the leaves of a new main structure, then its directory */
+/*
+ * writes the leaves of a new main structure, then its directory, with
+ * generation meta->merge_gen
+ */
 typedef struct PtreeWriter
 {
 	Relation	index;
-	uint32		live_gen;
+	const PtreeMetaData *meta;	/* the generations in use */
 	uint32		new_gen;
 	uint16		level;
 	Size		reserve;		/* free space left on each leaf (fillfactor) */
 	char	   *image;			/* the page being filled */
-	Buffer		buf;			/* its buffer, locked, or InvalidBuffer */
+	Buffer		buf;			/* its buffer, claimed and pinned (not locked),
+								 * or InvalidBuffer */
 	int			nitems;
 	/* (first key, block) of every page written at this level */
 	PtreeTuple *dir;
@@ -80,6 +87,18 @@ typedef struct PtreeWriter
 	int			maxdir;
 	uint32		npages;
 } PtreeWriter;
+
+/* what a rewrite wrote: the new main structure */
+typedef struct PtreeNewMain
+{
+	BlockNumber root;
+	BlockNumber first_leaf;
+	uint32		levels;
+	uint32		pages;
+	uint64		tids;
+	uint64		keys;
+	double		removed;		/* dead TIDs dropped (VACUUM) */
+} PtreeNewMain;
 
 /* the running state of a merge */
 typedef struct PtreeMergeState
@@ -137,18 +156,40 @@ ptree_tid_cmp(const void *a, const void *b)
 }
 
 /*
- * Write a page image to its buffer as a full-page generic WAL record, and
- * release the buffer
+ * Write a page image to its (pinned) buffer as a full-page generic WAL
+ * record, under the buffer's lock for just that, and release the buffer
  */
 static void
 ptree_write_image(Relation index, Buffer buf, const char *image)
 {
-	GenericXLogState *state = GenericXLogStart(index);
-	Page		page = GenericXLogRegisterBuffer(state, buf, GENERIC_XLOG_FULL_IMAGE);
+	GenericXLogState *state;
+	Page		page;
 
+	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+	state = GenericXLogStart(index);
+	page = GenericXLogRegisterBuffer(state, buf, GENERIC_XLOG_FULL_IMAGE);
 	memcpy(page, image, BLCKSZ);
 	GenericXLogFinish(state);
 	UnlockReleaseBuffer(buf);
+}
+
+/*
+ * A page for the writer, claimed: written (WAL-logged) as an empty page of
+ * the new generation, so that no one else takes it, then unlocked and left
+ * pinned.  The writer fills its image without holding any buffer lock
+ * (it can be cancelled meanwhile), and writes it at the end.
+ */
+static Buffer
+ptree_writer_claim(PtreeWriter *w)
+{
+	Buffer		buf = ptree_new_buffer(w->index, w->meta);
+	GenericXLogState *state = GenericXLogStart(w->index);
+	Page		page = GenericXLogRegisterBuffer(state, buf, GENERIC_XLOG_FULL_IMAGE);
+
+	ptree_init_page(page, w->level == 0 ? PTREE_LEAF : PTREE_INNER, w->level, w->new_gen);
+	GenericXLogFinish(state);
+	LockBuffer(buf, BUFFER_LOCK_UNLOCK);
+	return buf;
 }
 
 /*
@@ -157,8 +198,9 @@ ptree_write_image(Relation index, Buffer buf, const char *image)
 static void
 ptree_writer_next_page(PtreeWriter *w)
 {
-	Buffer		nbuf = ptree_new_buffer(w->index, w->live_gen, w->new_gen);
+	Buffer		nbuf = ptree_writer_claim(w);
 
+	CHECK_FOR_INTERRUPTS();
 	if (BufferIsValid(w->buf))
 	{
 		PtreePageGetOpaque((Page) w->image)->next = BufferGetBlockNumber(nbuf);
@@ -459,6 +501,29 @@ ptree_splice_equal(PtreeMergeState *ms, const PtreeSplice *sp, Size *e, uint64 r
 }
 
 /*
+ * gpuext.debug_ptree_merge_delay: hold the merge for that long as a device
+ * request does (GX_REQ_SLEEP on the GPU service, or on the CPU engine),
+ * so that tests can watch readers and inserts while a merge is under way
+ */
+static void
+ptree_debug_delay(void)
+{
+	GxEngine	engine;
+	GxPendingBatch pb;
+	GxBatch    *batch;
+
+	if (ptree_debug_merge_delay <= 0)
+		return;
+	gx_engine_start(&engine);
+	batch = gx_engine_batch_alloc(&engine, &pb, gx_batch_size(0, 0, 0));
+	gx_batch_layout(batch, GX_REQ_SLEEP, 0, 0, 0);
+	batch->arg = (uint64) ptree_debug_merge_delay * 1000 * 1000;
+	gx_engine_submit(&engine, &pb);
+	gx_engine_wait(&engine, &pb);
+	gx_engine_batch_free(&pb);
+}
+
+/*
  * Add the block numbers of a main structure's pages (every level) to a list
  */
 static List *
@@ -476,6 +541,7 @@ ptree_main_pages(Relation index, BlockNumber root, uint32 levels, uint32 gen, Li
 			Buffer		buf = ReadBuffer(index, blkno);
 			Page		page;
 
+			CHECK_FOR_INTERRUPTS();
 			LockBuffer(buf, BUFFER_LOCK_SHARE);
 			page = BufferGetPage(buf);
 			if (!ptree_page_is_live(page, gen))
@@ -501,48 +567,35 @@ ptree_main_pages(Relation index, BlockNumber root, uint32 levels, uint32 gen, Li
 }
 
 /*
- * Write a new main structure from the old main and sorted entries, then
- * switch the metapage to it and empty the delta.  The caller holds the
- * metapage exclusively.  With a callback (VACUUM), dead TIDs are dropped.
- * The entries come either as a planned merge (sp: sorted, ranked in main,
- * spliced in as main's leaves stream past, no key compared with main's),
- * or unsorted (sorted here and merged by comparing keys).  Both write the
- * same pages.
+ * Write a new main structure, of generation meta->merge_gen, from the old
+ * main (generation meta->gen) and sorted entries; *out says what was
+ * written.  No buffer lock is held but one page's at a time (the caller
+ * holds the merge lock, so the old main does not change).  With a
+ * callback (VACUUM), dead TIDs are dropped.  The entries come either as a
+ * planned merge (sp: sorted, ranked in main, spliced in as main's leaves
+ * stream past, no key compared with main's), or unsorted (sorted here and
+ * merged by comparing keys).  Both write the same pages.
  */
 static void
-ptree_rewrite(Relation index, Buffer metabuf, PtreeEntry *entries, Size nentries,
-			  const PtreeSplice *sp,
-			  List *old_blocks, IndexBulkDeleteCallback callback, void *callback_state,
-			  IndexBulkDeleteResult *stats)
+ptree_rewrite(Relation index, const PtreeMetaData *meta, PtreeEntry *entries, Size nentries,
+			  const PtreeSplice *sp, IndexBulkDeleteCallback callback, void *callback_state,
+			  PtreeNewMain *out)
 {
-	PtreeMetaData *meta = PtreePageGetMeta(BufferGetPage(metabuf));
 	PtreeMergeState *ms;
-	GenericXLogState *state;
-	PtreeMetaData *newmeta;
 	BlockNumber blkno;
-	BlockNumber root,
-				first_leaf;
-	uint32		levels;
 	Size		e = 0;
-	ListCell   *lc;
 	char	   *leafcopy;
 	uint64		k = 0;			/* planned: main's distinct non-NULL keys started */
 	bool		in_main = false;	/* planned: gathering a main key */
 	bool		nulls_done = false;
-
-	/* a fresh generation, WAL-logged before any page is written with it */
-	state = GenericXLogStart(index);
-	newmeta = PtreePageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0));
-	newmeta->max_gen++;
-	GenericXLogFinish(state);
 
 	if (nentries > 1)
 		qsort(entries, nentries, sizeof(PtreeEntry), ptree_entry_cmp);
 
 	ms = palloc0(sizeof(PtreeMergeState));
 	ms->w.index = index;
-	ms->w.live_gen = meta->gen;
-	ms->w.new_gen = meta->max_gen;
+	ms->w.meta = meta;
+	ms->w.new_gen = meta->merge_gen;
 	ms->w.level = 0;
 	ms->w.reserve = (Size) BLCKSZ * (100 - ptree_fillfactor(index)) / 100;
 	ms->w.image = palloc(BLCKSZ);
@@ -645,39 +698,101 @@ ptree_rewrite(Relation index, Buffer metabuf, PtreeEntry *entries, Size nentries
 		ptree_merge_add(ms, &ek, &entries[e].tid, 1);
 	}
 	ptree_merge_flush(ms);
-	ptree_writer_finish(&ms->w, &root, &first_leaf, &levels);
+	ptree_writer_finish(&ms->w, &out->root, &out->first_leaf, &out->levels);
+	out->pages = ms->w.npages;
+	out->tids = ms->out_tids;
+	out->keys = ms->out_keys;
+	out->removed = ms->removed;
+}
 
-	/* the pages of the old main become free once the metapage switches */
-	old_blocks = ptree_main_pages(index, meta->root, meta->levels, meta->gen, old_blocks);
+/*
+ * Seal the delta for a merge, under the metapage's buffer lock for one
+ * record; the caller holds the merge lock.  The delta becomes the sealed
+ * delta, inserts start a new delta of a fresh generation, and the new
+ * main gets a fresh generation (merge_gen); *meta is the metapage after
+ * it.  A sealed delta a failed merge left behind is not replaced: this
+ * merge finishes it (*stale).  False, nothing done, when 'when' asks for
+ * no merge.
+ */
+static bool
+ptree_seal(Relation index, PtreeMergeWhen when, PtreeMetaData *meta, bool *stale)
+{
+	Buffer		metabuf = ReadBuffer(index, PTREE_METAPAGE_BLKNO);
+	PtreeMetaData *m;
+	GenericXLogState *state;
 
-	/* the switch: one record */
-	state = GenericXLogStart(index);
-	newmeta = PtreePageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0));
-	newmeta->gen = newmeta->max_gen;
-	newmeta->root = root;
-	newmeta->first_leaf = first_leaf;
-	newmeta->levels = levels;
-	newmeta->main_pages = ms->w.npages;
-	newmeta->main_tids = ms->out_tids;
-	newmeta->main_keys = ms->out_keys;
-	newmeta->delta_head = InvalidBlockNumber;
-	newmeta->delta_tail = InvalidBlockNumber;
-	newmeta->delta_pages = 0;
-	newmeta->delta_tids = 0;
-	newmeta->merges++;
-	GenericXLogFinish(state);
-
-	/* free: the next merge or delta page may take them */
-	foreach(lc, old_blocks)
-		RecordFreeIndexPage(index, (BlockNumber) lfirst_int(lc));
-	if (old_blocks != NIL)
-		IndexFreeSpaceMapVacuum(index);	/* upper FSM levels, so searches see them */
-
-	if (stats)
+	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
+	m = PtreePageGetMeta(BufferGetPage(metabuf));
+	ptree_check_meta(index, m);
+	*stale = BlockNumberIsValid(m->sealed_head);
+	if (!*stale &&
+		((when == PTREE_MERGE_FULL && m->delta_pages < (uint32) ptree_delta_limit(index, m)) ||
+		 (when == PTREE_MERGE_PENDING && m->delta_pages == 0)))
 	{
-		stats->tuples_removed += ms->removed;
-		stats->num_index_tuples = (double) ms->out_tids;
+		UnlockReleaseBuffer(metabuf);
+		return false;
 	}
+	state = GenericXLogStart(index);
+	m = PtreePageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0));
+	if (!*stale)
+	{
+		m->sealed_gen = m->delta_gen;
+		m->sealed_head = m->delta_head;
+		m->sealed_tail = m->delta_tail;
+		m->sealed_pages = m->delta_pages;
+		m->sealed_tids = m->delta_tids;
+		m->delta_gen = ++m->max_gen;
+		m->delta_head = InvalidBlockNumber;
+		m->delta_tail = InvalidBlockNumber;
+		m->delta_pages = 0;
+		m->delta_tids = 0;
+	}
+	m->merge_gen = ++m->max_gen;
+	*meta = *m;
+	GenericXLogFinish(state);
+	UnlockReleaseBuffer(metabuf);
+	return true;
+}
+
+/*
+ * The switch, under the metapage's buffer lock for one record: the new
+ * main (generation meta->merge_gen) becomes live and the sealed delta
+ * goes.  meta is the metapage as the seal left it; the caller holds the
+ * merge lock, so only inserts changed it since (the delta).
+ */
+static void
+ptree_switch(Relation index, const PtreeMetaData *meta, const PtreeNewMain *nm)
+{
+	Buffer		metabuf = ReadBuffer(index, PTREE_METAPAGE_BLKNO);
+	PtreeMetaData *m;
+	GenericXLogState *state;
+
+	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
+	m = PtreePageGetMeta(BufferGetPage(metabuf));
+	if (m->gen != meta->gen || m->merge_gen != meta->merge_gen ||
+		m->sealed_head != meta->sealed_head)
+		ereport(ERROR,
+				(errcode(ERRCODE_INTERNAL_ERROR),
+				 errmsg("gpuext_ptree index \"%s\" changed under a merge",
+						RelationGetRelationName(index))));
+	state = GenericXLogStart(index);
+	m = PtreePageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0));
+	m->gen = meta->merge_gen;
+	m->merge_gen = 0;
+	m->root = nm->root;
+	m->first_leaf = nm->first_leaf;
+	m->levels = nm->levels;
+	m->main_pages = nm->pages;
+	m->main_tids = nm->tids;
+	m->main_keys = nm->keys;
+	m->sealed_gen = 0;
+	m->sealed_head = InvalidBlockNumber;
+	m->sealed_tail = InvalidBlockNumber;
+	m->sealed_pages = 0;
+	m->sealed_tids = 0;
+	m->merges++;
+	GenericXLogFinish(state);
+	UnlockReleaseBuffer(metabuf);
 }
 
 /*
@@ -714,17 +829,18 @@ ptree_merge_mirror(Relation index, PtreeMetaData *meta, uint32 keylen)
 /* qsort order of planned NULL entries' TIDs is ptree_tid_cmp */
 
 /*
- * Read the delta: as 64-bit keys and TIDs for a planned merge (keylen >
- * 0; NULL keys' TIDs apart), else as entries with their keys copied
+ * Read the sealed delta (which no one changes): as 64-bit keys and TIDs
+ * for a planned merge (keylen > 0; NULL keys' TIDs apart), else as entries
+ * with their keys copied
  */
 static void
 ptree_read_delta(Relation index, PtreeMetaData *meta, uint32 keylen, PtreeEntry **entries,
 				 Size *nentries, uint64 **keys, uint64 **tids, ItemPointerData **nulls,
 				 Size *nnulls, List **old_blocks)
 {
-	Size		max = Max(meta->delta_tids, 16);
+	Size		max = Max(meta->sealed_tids, 16);
 	Size		maxnulls = 16;
-	BlockNumber blkno = meta->delta_head;
+	BlockNumber blkno = meta->sealed_head;
 
 	*nentries = 0;
 	*nnulls = 0;
@@ -746,7 +862,7 @@ ptree_read_delta(Relation index, PtreeMetaData *meta, uint32 keylen, PtreeEntry 
 		CHECK_FOR_INTERRUPTS();
 		LockBuffer(buf, BUFFER_LOCK_SHARE);
 		page = BufferGetPage(buf);
-		if (!ptree_page_is_live(page, meta->gen) || PtreePageGetOpaque(page)->type != PTREE_DELTA)
+		if (!ptree_page_is_live(page, meta->sealed_gen) || PtreePageGetOpaque(page)->type != PTREE_DELTA)
 			ereport(ERROR,
 					(errcode(ERRCODE_INDEX_CORRUPTED),
 					 errmsg("gpuext_ptree index \"%s\": block %u is not a delta page of the live structure",
@@ -811,17 +927,17 @@ ptree_read_delta(Relation index, PtreeMetaData *meta, uint32 keylen, PtreeEntry 
 }
 
 /*
- * Merge the delta into main (and, for VACUUM, drop dead TIDs); the caller
- * holds the metapage exclusively.  Fixed-width keys (as
- * gpuext.ptree_merge_plan says, with a mirror to rank them in) are planned
- * first on the GPU or the CPU engine (ptree_merge_plan), other merges
- * compare keys; both write the same index.
+ * Merge the sealed delta into main (and, for VACUUM, drop dead TIDs), then
+ * switch to the new main; meta is the metapage as the seal left it.
+ * Fixed-width keys (as gpuext.ptree_merge_plan says, with a mirror to rank
+ * them in) are planned first on the GPU or the CPU engine
+ * (ptree_merge_plan), other merges compare keys; both write the same
+ * index.  No buffer lock is held across the plan or the rewrite.
  */
-void
-ptree_merge(Relation index, Buffer metabuf, IndexBulkDeleteCallback callback,
-			void *callback_state, IndexBulkDeleteResult *stats)
+static void
+ptree_merge_sealed(Relation index, PtreeMetaData *meta, IndexBulkDeleteCallback callback,
+				   void *callback_state, IndexBulkDeleteResult *stats)
 {
-	PtreeMetaData *meta = PtreePageGetMeta(BufferGetPage(metabuf));
 	MemoryContext ctx = AllocSetContextCreate(CurrentMemoryContext,
 											  "gpuext_ptree merge",
 											  ALLOCSET_DEFAULT_SIZES);
@@ -829,6 +945,8 @@ ptree_merge(Relation index, Buffer metabuf, IndexBulkDeleteCallback callback,
 	PtreeEntry *entries = NULL;
 	Size		nentries = 0;
 	List	   *old_blocks = NIL;
+	ListCell   *lc;
+	PtreeNewMain nm;
 	uint32		keylen = 0;
 	const GxPtreeMirror *m = NULL;
 	PtreeSplice sp;
@@ -841,7 +959,7 @@ ptree_merge(Relation index, Buffer metabuf, IndexBulkDeleteCallback callback,
 
 	INSTR_TIME_SET_CURRENT(start);
 	memset(&sp, 0, sizeof(sp));
-	if (ptree_merge_plan_mode != PTREE_MERGE_PLAN_OFF && meta->delta_tids > 0)
+	if (ptree_merge_plan_mode != PTREE_MERGE_PLAN_OFF && meta->sealed_tids > 0)
 	{
 		switch (meta->keytype)
 		{
@@ -900,8 +1018,22 @@ ptree_merge(Relation index, Buffer metabuf, IndexBulkDeleteCallback callback,
 	else
 		merge_stats.walk++;
 	INSTR_TIME_SET_CURRENT(planned);
-	ptree_rewrite(index, metabuf, entries, nentries, keylen > 0 ? &sp : NULL, old_blocks,
-				  callback, callback_state, stats);
+	ptree_rewrite(index, meta, entries, nentries, keylen > 0 ? &sp : NULL,
+				  callback, callback_state, &nm);
+
+	/* the pages of the old main and the sealed delta become free at the switch */
+	old_blocks = ptree_main_pages(index, meta->root, meta->levels, meta->gen, old_blocks);
+	ptree_debug_delay();
+	ptree_switch(index, meta, &nm);
+	foreach(lc, old_blocks)
+		RecordFreeIndexPage(index, (BlockNumber) lfirst_int(lc));
+	if (old_blocks != NIL)
+		IndexFreeSpaceMapVacuum(index);	/* upper FSM levels, so searches see them */
+	if (stats)
+	{
+		stats->tuples_removed += nm.removed;
+		stats->num_index_tuples = (double) nm.tids;
+	}
 	INSTR_TIME_SET_CURRENT(done);
 	INSTR_TIME_SUBTRACT(done, start);
 	INSTR_TIME_SUBTRACT(planned, start);
@@ -912,6 +1044,31 @@ ptree_merge(Relation index, Buffer metabuf, IndexBulkDeleteCallback callback,
 		 INSTR_TIME_GET_MILLISEC(planned));
 	MemoryContextSwitchTo(old);
 	MemoryContextDelete(ctx);
+}
+
+/*
+ * Merge the delta into main, as 'when' says (the delta full, not empty, or
+ * always); with a callback (VACUUM) dead TIDs are dropped.  The caller
+ * holds the merge lock (ptree_lock_merges).  A sealed delta a failed merge
+ * left behind is merged first, then the delta if 'when' still asks for
+ * it.  True if a merge was made.
+ */
+bool
+ptree_merge(Relation index, PtreeMergeWhen when, IndexBulkDeleteCallback callback,
+			void *callback_state, IndexBulkDeleteResult *stats)
+{
+	PtreeMetaData meta;
+	bool		stale;
+	bool		merged = false;
+
+	while (ptree_seal(index, when, &meta, &stale))
+	{
+		ptree_merge_sealed(index, &meta, callback, callback_state, stats);
+		merged = true;
+		if (!stale)
+			break;
+	}
+	return merged;
 }
 
 PG_FUNCTION_INFO_V1(gpuext_ptree_merge_stats);
@@ -980,10 +1137,10 @@ ptree_build_callback(Relation index, ItemPointer tid, Datum *values, bool *isnul
 /*
  * Write the metapage of an empty index to block 0
  */
-static Buffer
+static void
 ptree_create_metapage(Relation index)
 {
-	Buffer		metabuf = ptree_new_buffer(index, 0, 0);
+	Buffer		metabuf = ptree_new_buffer(index, NULL);
 	GenericXLogState *state;
 	Page		page;
 
@@ -993,7 +1150,7 @@ ptree_create_metapage(Relation index)
 	page = GenericXLogRegisterBuffer(state, metabuf, GENERIC_XLOG_FULL_IMAGE);
 	ptree_fill_metapage(page, index->rd_opcintype[0]);
 	GenericXLogFinish(state);
-	return metabuf;
+	UnlockReleaseBuffer(metabuf);
 }
 
 /*
@@ -1004,8 +1161,9 @@ ptreebuild(Relation heap, Relation index, IndexInfo *indexInfo)
 {
 	IndexBuildResult *result;
 	PtreeBuildState bs;
-	Buffer		metabuf;
-	PtreeMetaData *meta;
+	PtreeMetaData meta;
+	PtreeNewMain nm;
+	bool		stale;
 
 	if (RelationGetNumberOfBlocks(index) != 0)
 		elog(ERROR, "index \"%s\" already contains data", RelationGetRelationName(index));
@@ -1023,14 +1181,15 @@ ptreebuild(Relation heap, Relation index, IndexInfo *indexInfo)
 	table_index_build_scan(heap, index, indexInfo, true, true,
 						   ptree_build_callback, (void *) &bs, NULL);
 
-	metabuf = ptree_create_metapage(index);
-	ptree_rewrite(index, metabuf, bs.entries, bs.nentries, NULL, NIL, NULL, NULL, NULL);
-	meta = PtreePageGetMeta(BufferGetPage(metabuf));
+	/* a merge of the entries into the empty index (no one else sees it yet) */
+	ptree_create_metapage(index);
+	ptree_seal(index, PTREE_MERGE_ALWAYS, &meta, &stale);
+	ptree_rewrite(index, &meta, bs.entries, bs.nentries, NULL, NULL, NULL, &nm);
+	ptree_switch(index, &meta, &nm);
 
 	result = (IndexBuildResult *) palloc(sizeof(IndexBuildResult));
 	result->heap_tuples = bs.heap_tuples;
-	result->index_tuples = (double) meta->main_tids;
-	UnlockReleaseBuffer(metabuf);
+	result->index_tuples = (double) nm.tids;
 
 	MemoryContextDelete(bs.ctx);
 	MemoryContextDelete(bs.tmpCtx);
@@ -1059,7 +1218,8 @@ ptreebuildempty(Relation index)
 
 /*
  * aminsert: append (key, TID) to the delta; when its last page is full and
- * it has delta_pages pages, merge it into main first
+ * it has delta_pages pages, merge it into main first, unless another merge
+ * is running (then the delta just grows: this insert does not wait)
  */
 bool
 ptreeinsert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid,
@@ -1075,41 +1235,49 @@ ptreeinsert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid,
 	PtreeTuple	tup;
 	Size		size;
 	Buffer		metabuf,
-				tailbuf = InvalidBuffer,
-				newbuf = InvalidBuffer;
+				tailbuf,
+				newbuf;
 	PtreeMetaData *meta;
 	GenericXLogState *state;
 	PtreeMetaData *wmeta;
+	bool		tried_merge = false;
 
 	ptree_make_key(index->rd_opcintype[0], values[0], isnull[0], &key, fix);
 	tup = ptree_form_tuple(&key, ht_ctid, 1, &size);
 
-	metabuf = ReadBuffer(index, PTREE_METAPAGE_BLKNO);
-	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
-	meta = PtreePageGetMeta(BufferGetPage(metabuf));
-	if (meta->magic != PTREE_MAGIC)
-		ereport(ERROR,
-				(errcode(ERRCODE_INDEX_CORRUPTED),
-				 errmsg("index \"%s\" is not a gpuext_ptree index", RelationGetRelationName(index))));
-
-	if (BlockNumberIsValid(meta->delta_tail))
+	for (;;)
 	{
+		tailbuf = InvalidBuffer;
+		newbuf = InvalidBuffer;
+		metabuf = ReadBuffer(index, PTREE_METAPAGE_BLKNO);
+		LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
+		meta = PtreePageGetMeta(BufferGetPage(metabuf));
+		ptree_check_meta(index, meta);
+		if (!BlockNumberIsValid(meta->delta_tail))
+		{
+			newbuf = ptree_new_buffer(index, meta);
+			break;
+		}
 		tailbuf = ReadBuffer(index, meta->delta_tail);
 		LockBuffer(tailbuf, BUFFER_LOCK_EXCLUSIVE);
-		if (PageGetFreeSpace(BufferGetPage(tailbuf)) < MAXALIGN(size))
+		if (PageGetFreeSpace(BufferGetPage(tailbuf)) >= MAXALIGN(size))
+			break;
+		/* the tail is full: merge a full delta first, then start a page */
+		if (tried_merge || meta->delta_pages < (uint32) ptree_delta_limit(index, meta))
 		{
-			/* the tail is full: merge a full delta first, then start a page */
-			if (meta->delta_pages >= (uint32) ptree_delta_limit(index, meta))
-			{
-				UnlockReleaseBuffer(tailbuf);
-				tailbuf = InvalidBuffer;
-				ptree_merge(index, metabuf, NULL, NULL, NULL);
-			}
-			newbuf = ptree_new_buffer(index, meta->gen, meta->gen);
+			newbuf = ptree_new_buffer(index, meta);
+			break;
+		}
+		/* the merge takes no buffer lock but for its seal and its switch */
+		UnlockReleaseBuffer(tailbuf);
+		UnlockReleaseBuffer(metabuf);
+		tried_merge = true;
+		if (ptree_try_lock_merges(index))
+		{
+			ptree_merge(index, PTREE_MERGE_FULL, NULL, NULL, NULL);
+			ptree_unlock_merges(index, ExclusiveLock);
 		}
 	}
-	else
-		newbuf = ptree_new_buffer(index, meta->gen, meta->gen);
 
 	state = GenericXLogStart(index);
 	wmeta = PtreePageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0));
@@ -1118,7 +1286,7 @@ ptreeinsert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid,
 		Page		npage = GenericXLogRegisterBuffer(state, newbuf, GENERIC_XLOG_FULL_IMAGE);
 		BlockNumber nblk = BufferGetBlockNumber(newbuf);
 
-		ptree_init_page(npage, PTREE_DELTA, 0, wmeta->gen);
+		ptree_init_page(npage, PTREE_DELTA, 0, wmeta->delta_gen);
 		if (PageAddItem(npage, (Item) tup, size, InvalidOffsetNumber, false, false) == InvalidOffsetNumber)
 			elog(ERROR, "gpuext_ptree: could not add a tuple to a new delta page");
 		if (BufferIsValid(tailbuf))

@@ -6,11 +6,14 @@
  * Structure: the metapage, every directory level (page types, levels,
  * generation, child order, each directory key equal to its child's first
  * key), the leaf chain (keys in order, NULLs last, TIDs ascending and
- * unique, key lengths right for the type), the delta chain, the counts in
- * the metapage, and that every page of the live generation is reached
- * exactly once.  With heapallindexed, the table is read (under ShareLock,
- * so no insert is in progress) and every tuple the index should hold is
- * looked up.  Problems are ERRORs with ERRCODE_INDEX_CORRUPTED.
+ * unique, key lengths right for the type), the sealed delta and the delta
+ * chains, the counts in the metapage, and that every page of their
+ * generations is reached exactly once.  The check holds the merge lock in
+ * share mode (it waits for a running merge; no merge starts meanwhile)
+ * and the metapage's share lock (inserts wait).  With heapallindexed, the
+ * table is read (under ShareLock, so no insert is in progress) and every
+ * tuple the index should hold is looked up.  Problems are ERRORs with
+ * ERRCODE_INDEX_CORRUPTED.
  *
  * IDENTIFICATION
  *		src/ptree_check.c
@@ -46,7 +49,8 @@ typedef struct PtreeCheckState
 {
 	Relation	index;
 	BlockNumber nblocks;
-	uint32		gen;
+	uint32		gen;			/* main's generation */
+	const PtreeMetaData *meta;
 	Oid			keytype;
 	bool	   *seen;			/* blocks reached */
 	bool		collect;
@@ -71,10 +75,10 @@ typedef struct PtreeCheckState
 
 /*
  * Read a page for checking: a copy, checked for range, type, level,
- * generation and being reached only once
+ * generation (gen) and being reached only once
  */
 static Page
-ptree_check_page(PtreeCheckState *cs, BlockNumber blkno, uint16 type, int level)
+ptree_check_page(PtreeCheckState *cs, BlockNumber blkno, uint16 type, int level, uint32 gen)
 {
 	Page		copy = palloc(BLCKSZ);
 	Buffer		buf;
@@ -90,8 +94,8 @@ ptree_check_page(PtreeCheckState *cs, BlockNumber blkno, uint16 type, int level)
 	LockBuffer(buf, BUFFER_LOCK_SHARE);
 	memcpy(copy, BufferGetPage(buf), BLCKSZ);
 	UnlockReleaseBuffer(buf);
-	if (!ptree_page_is_live(copy, cs->gen))
-		CORRUPT(cs, "Block %u is not a page of the live generation %u.", blkno, cs->gen);
+	if (!ptree_page_is_live(copy, gen))
+		CORRUPT(cs, "Block %u is not a page of the live generation %u.", blkno, gen);
 	opaque = PtreePageGetOpaque(copy);
 	if (opaque->type != type || (level >= 0 && opaque->level != level))
 		CORRUPT(cs, "Block %u has type %u level %u, expected type %u level %d.",
@@ -250,7 +254,8 @@ ptree_check_main(PtreeCheckState *cs, PtreeMetaData *meta)
 		}
 		while (BlockNumberIsValid(blkno))
 		{
-			Page		page = ptree_check_page(cs, blkno, level == 0 ? PTREE_LEAF : PTREE_INNER, level);
+			Page		page = ptree_check_page(cs, blkno, level == 0 ? PTREE_LEAF : PTREE_INNER, level,
+												cs->gen);
 			OffsetNumber maxoff = PageGetMaxOffsetNumber(page);
 
 			cs->pages++;
@@ -323,19 +328,20 @@ ptree_check_main(PtreeCheckState *cs, PtreeMetaData *meta)
 }
 
 /*
- * Check the delta chain and its counts
+ * Check a delta chain (the delta, or the sealed delta) and its counts
  */
 static void
-ptree_check_delta(PtreeCheckState *cs, PtreeMetaData *meta)
+ptree_check_delta(PtreeCheckState *cs, const char *what, BlockNumber head, BlockNumber tail,
+				  uint32 npages, uint64 ntids, uint32 gen)
 {
-	BlockNumber blkno = meta->delta_head;
+	BlockNumber blkno = head;
 	BlockNumber last = InvalidBlockNumber;
 	uint32		pages = 0;
 	uint64		tids = 0;
 
 	while (BlockNumberIsValid(blkno))
 	{
-		Page		page = ptree_check_page(cs, blkno, PTREE_DELTA, 0);
+		Page		page = ptree_check_page(cs, blkno, PTREE_DELTA, 0, gen);
 		OffsetNumber off,
 					maxoff = PageGetMaxOffsetNumber(page);
 
@@ -353,14 +359,16 @@ ptree_check_delta(PtreeCheckState *cs, PtreeMetaData *meta)
 		blkno = PtreePageGetOpaque(page)->next;
 		pfree(page);
 	}
-	if (last != meta->delta_tail || pages != meta->delta_pages || tids != meta->delta_tids)
-		CORRUPT(cs, "The delta has %u pages, %llu TIDs, last block %u; the metapage says %u, %llu, %u.",
-				pages, (unsigned long long) tids, last, meta->delta_pages,
-				(unsigned long long) meta->delta_tids, meta->delta_tail);
+	if (last != tail || pages != npages || tids != ntids)
+		CORRUPT(cs, "The %s has %u pages, %llu TIDs, last block %u; the metapage says %u, %llu, %u.",
+				what, pages, (unsigned long long) tids, last, npages,
+				(unsigned long long) ntids, tail);
 }
 
 /*
- * Every page of the live generation must have been reached
+ * Every page of the live generations (main's, the sealed delta's, the
+ * delta's) must have been reached; pages of a merge that failed are not
+ * live
  */
 static void
 ptree_check_unreached(PtreeCheckState *cs)
@@ -377,7 +385,10 @@ ptree_check_unreached(PtreeCheckState *cs)
 		CHECK_FOR_INTERRUPTS();
 		buf = ReadBuffer(cs->index, blkno);
 		LockBuffer(buf, BUFFER_LOCK_SHARE);
-		live = ptree_page_is_live(BufferGetPage(buf), cs->gen);
+		live = ptree_page_is_live(BufferGetPage(buf), cs->meta->gen) ||
+			ptree_page_is_live(BufferGetPage(buf), cs->meta->delta_gen) ||
+			(BlockNumberIsValid(cs->meta->sealed_head) &&
+			 ptree_page_is_live(BufferGetPage(buf), cs->meta->sealed_gen));
 		UnlockReleaseBuffer(buf);
 		if (live)
 			CORRUPT(cs, "Block %u belongs to the live generation but is not reached.", blkno);
@@ -469,7 +480,8 @@ gpuext_ptree_check(PG_FUNCTION_ARGS)
 	cs.maxentries = 1024;
 	cs.entries = palloc_extended(sizeof(PtreeCheckEntry) * cs.maxentries, MCXT_ALLOC_HUGE);
 
-	/* the metapage share lock keeps merges out while we walk */
+	/* the merge lock keeps merges out, the metapage's share lock inserts */
+	ptree_lock_merges(index, ShareLock);
 	metabuf = ReadBuffer(index, PTREE_METAPAGE_BLKNO);
 	LockBuffer(metabuf, BUFFER_LOCK_SHARE);
 	meta = *PtreePageGetMeta(BufferGetPage(metabuf));
@@ -481,13 +493,26 @@ gpuext_ptree_check(PG_FUNCTION_ARGS)
 	if (meta.keytype != cs.keytype)
 		CORRUPT(&cs, "The metapage's key type %u is not the operator class's %u.",
 				meta.keytype, cs.keytype);
-	if (meta.gen > meta.max_gen)
-		CORRUPT(&cs, "The live generation %u is above the highest %u.", meta.gen, meta.max_gen);
+	if (meta.gen > meta.max_gen || meta.delta_gen > meta.max_gen ||
+		meta.sealed_gen > meta.max_gen || meta.merge_gen > meta.max_gen)
+		CORRUPT(&cs, "Generations %u (main), %u (delta), %u (sealed delta), %u (merge) are not all at most the highest %u.",
+				meta.gen, meta.delta_gen, meta.sealed_gen, meta.merge_gen, meta.max_gen);
+	if (meta.delta_gen == meta.gen ||
+		(BlockNumberIsValid(meta.sealed_head) &&
+		 (meta.sealed_gen == meta.gen || meta.sealed_gen == meta.delta_gen)))
+		CORRUPT(&cs, "Main, the delta and the sealed delta share a generation (%u, %u, %u).",
+				meta.gen, meta.delta_gen, meta.sealed_gen);
 	cs.gen = meta.gen;
+	cs.meta = &meta;
 	ptree_check_main(&cs, &meta);
-	ptree_check_delta(&cs, &meta);
+	if (BlockNumberIsValid(meta.sealed_head))
+		ptree_check_delta(&cs, "sealed delta", meta.sealed_head, meta.sealed_tail,
+						  meta.sealed_pages, meta.sealed_tids, meta.sealed_gen);
+	ptree_check_delta(&cs, "delta", meta.delta_head, meta.delta_tail, meta.delta_pages,
+					  meta.delta_tids, meta.delta_gen);
 	ptree_check_unreached(&cs);
 	UnlockReleaseBuffer(metabuf);
+	ptree_unlock_merges(index, ShareLock);
 
 	if (heapallindexed)
 	{

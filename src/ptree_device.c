@@ -88,8 +88,9 @@ ptree_engine_init(PtreeEngine *pe)
 
 /*
  * The mirror m is being freed: its device copy goes too.  No request is
- * sent here (the caller may hold the index's metapage): the copy is freed
- * at the next lookup that may wait, or with the session's tasks.
+ * sent here (the caller is in the middle of its mirror cache's work): the
+ * copy is freed at the next lookup that may wait, or with the session's
+ * tasks.
  */
 void
 ptree_device_forget(const GxPtreeMirror *m)
@@ -336,13 +337,12 @@ finish_batch(GxEngine *engine, PtreeLookupBatch *lb, int64 *out)
 
 /*
  * Look n probe keys up in mirror m: out[i] is the mirror's index of probe
- * i's key, or -1.  With hold (the caller holds the index's metapage) the
- * lookups stay on the CPU engine: no wait for the service under a buffer
- * lock.
+ * i's key, or -1.  The caller holds no buffer lock: a wait for the service
+ * can be cancelled.
  */
 void
 ptree_lookup_probes(PtreeEngine *pe, const GxPtreeMirror *m, const PtreeKey *probes, int n,
-					int64 *out, bool hold)
+					int64 *out)
 {
 	GxEngine   *engine = NULL;
 	uint32		task = 0;
@@ -357,7 +357,7 @@ ptree_lookup_probes(PtreeEngine *pe, const GxPtreeMirror *m, const PtreeKey *pro
 
 	if (n <= 0)
 		return;
-	if (!hold && want_gpu(pe, n))
+	if (want_gpu(pe, n))
 	{
 		task = device_copy(pe, m);
 		if (task != 0)
@@ -437,9 +437,9 @@ ptree_engine_explain(PtreeEngine *pe, ExplainState *es)
  * gpuext.force_offload) and fits a share of the DMA arena, and the
  * mirror's device copy can be had; the CPU engine otherwise (and for an
  * empty main, whose mirror is a bare header).  The caller holds the
- * metapage: a GPU plan waits for the service under that lock, as a merge
- * of that size would wait for its own writes (no cancel meanwhile).
- * Returns true if the GPU planned it.
+ * index's merge lock (a heavyweight lock) and no buffer lock: scans and
+ * inserts go on while the plan waits for the service, and the wait can be
+ * cancelled.  Returns true if the GPU planned it.
  */
 bool
 ptree_merge_plan(const GxPtreeMirror *m, const uint64 *keys, const uint64 *tids, uint64 n,

@@ -27,6 +27,7 @@
  */
 #include "postgres.h"
 
+#include "access/xlog.h"
 #include "catalog/pg_type.h"
 #include "miscadmin.h"
 #include "storage/dsm.h"
@@ -69,7 +70,6 @@ ptree_mirror_key(Relation index, const PtreeMetaData *meta, PtreeMirrorKey *key)
 	key->relid = RelationGetRelid(index);
 	key->node = index->rd_node;
 	key->gen = meta->gen;
-	key->max_gen = meta->max_gen;
 	key->merges = meta->merges;
 	key->main_tids = meta->main_tids;
 }
@@ -196,8 +196,8 @@ ptree_mirror_add(PtreeMirrorBuild *b, PtreeTuple t)
 /*
  * Build the mirror of main's generation meta->gen.  Pages are checked to
  * belong to it: if one does not (a merge replaced the generation and
- * reused the page), NULL, unless the caller holds the metapage (hold),
- * when it is corruption.
+ * reused the page), NULL, unless the caller keeps merges out (hold: it
+ * holds the merge lock), when it is corruption.
  */
 static GxPtreeMirror *
 ptree_mirror_build(Relation index, PtreeMetaData *meta, bool hold, bool *too_large)
@@ -245,8 +245,7 @@ ptree_mirror_build(Relation index, PtreeMetaData *meta, bool hold, bool *too_lar
 		OffsetNumber o,
 					maxoff;
 
-		if (!hold)
-			CHECK_FOR_INTERRUPTS();
+		CHECK_FOR_INTERRUPTS();
 		LockBuffer(buf, BUFFER_LOCK_SHARE);
 		page = BufferGetPage(buf);
 		if (!hold && !ptree_page_is_live_leaf(page, meta->gen))
@@ -550,15 +549,12 @@ ptree_mirror_get(Relation index, PtreeMetaData *meta, bool hold, bool *too_large
 bool
 ptree_mirror_share(Relation index, PtreeMirrorKey *key, dsm_handle *handle)
 {
-	Buffer		metabuf = ReadBuffer(index, PTREE_METAPAGE_BLKNO);
 	PtreeMetaData meta;
 	GxPtreeMirror *m;
 	bool		too_large;
 
-	LockBuffer(metabuf, BUFFER_LOCK_SHARE);
-	meta = *PtreePageGetMeta(BufferGetPage(metabuf));
-	UnlockReleaseBuffer(metabuf);
-	if (meta.magic != PTREE_MAGIC || meta.levels == 0 || !ptree_mirror_fits(&meta))
+	ptree_read_meta(index, &meta);
+	if (meta.levels == 0 || !ptree_mirror_fits(&meta))
 		return false;
 	m = ptree_mirror_get(index, &meta, false, &too_large);
 	if (m == NULL)
@@ -673,9 +669,10 @@ ptree_probe_cmp(const void *a, const void *b, void *arg)
  * Look n probe keys up at once (those with valid[i]), for a batched join:
  * main through the mirror (on the engine of pe), the delta in one pass.  Returns, in the current
  * memory context, tidoff[n + 1] and the TIDs, probe i's being
- * tids[tidoff[i] .. tidoff[i + 1]).  Like a scan, it reads the generation
- * it found in the metapage without holding it, and starts again if that
- * generation is replaced under it (after three times, it holds it).
+ * tids[tidoff[i] .. tidoff[i + 1]).  Like a scan, it reads the generations
+ * it found in the metapage without holding it, and starts again if one is
+ * replaced under it (after three times, it keeps merges out: the merge
+ * lock in share mode, not on a standby).
  */
 void
 ptree_lookup_batch(Relation index, PtreeEngine *pe, const PtreeKey *probes, const bool *valid,
@@ -685,9 +682,8 @@ ptree_lookup_batch(Relation index, PtreeEngine *pe, const PtreeKey *probes, cons
 
 	for (attempt = 0;; attempt++)
 	{
-		bool		hold = attempt >= 3;
+		bool		hold = attempt >= 3 && !RecoveryInProgress();
 		bool		changed = false;
-		Buffer		metabuf;
 		PtreeMetaData meta;
 		GxPtreeMirror *m = NULL;
 		int64	   *found = palloc(sizeof(int64) * Max(n, 1));
@@ -703,18 +699,14 @@ ptree_lookup_batch(Relation index, PtreeEngine *pe, const PtreeKey *probes, cons
 		ItemPointerData *tids;
 		int64	   *fill;
 		int64		total = 0;
-		BlockNumber blkno;
+		BlockNumber blkno = InvalidBlockNumber;
+		uint32		dgen = 0;
+		int			chain = 0;
 		int			i;
 
-		metabuf = ReadBuffer(index, PTREE_METAPAGE_BLKNO);
-		LockBuffer(metabuf, BUFFER_LOCK_SHARE);
-		meta = *PtreePageGetMeta(BufferGetPage(metabuf));
-		if (!hold)
-			UnlockReleaseBuffer(metabuf);
-		if (meta.magic != PTREE_MAGIC)
-			ereport(ERROR,
-					(errcode(ERRCODE_INDEX_CORRUPTED),
-					 errmsg("index \"%s\" is not a gpuext_ptree index", RelationGetRelationName(index))));
+		if (hold)
+			ptree_lock_merges(index, ShareLock);
+		ptree_read_meta(index, &meta);
 
 		for (i = 0; i < n; i++)
 		{
@@ -738,7 +730,7 @@ ptree_lookup_batch(Relation index, PtreeEngine *pe, const PtreeKey *probes, cons
 
 				for (i = 0; i < nvalid; i++)
 					vp[i] = probes[order[i]];
-				ptree_lookup_probes(pe, m, vp, nvalid, vf, hold);
+				ptree_lookup_probes(pe, m, vp, nvalid, vf);
 				for (i = 0; i < nvalid; i++)
 					found[order[i]] = vf[i];
 				pfree(vp);
@@ -755,23 +747,26 @@ ptree_lookup_batch(Relation index, PtreeEngine *pe, const PtreeKey *probes, cons
 					changed = true;
 		}
 
-		/* the delta: every entry against the sorted probes (no delta: no sort) */
-		blkno = changed ? InvalidBlockNumber : meta.delta_head;
-		if (nvalid > 1 && BlockNumberIsValid(blkno))
+		/*
+		 * the sealed delta and the delta: every entry against the sorted
+		 * probes (no delta: no sort)
+		 */
+		if (nvalid > 1 && !changed &&
+			(BlockNumberIsValid(meta.sealed_head) || BlockNumberIsValid(meta.delta_head)))
 			qsort_arg(order, nvalid, sizeof(int), ptree_probe_cmp, (void *) probes);
-		while (BlockNumberIsValid(blkno) && nvalid > 0)
+		while (!changed && nvalid > 0 &&
+			   (BlockNumberIsValid(blkno) || ptree_next_delta(&meta, &chain, &blkno, &dgen)))
 		{
 			Buffer		buf;
 			Page		page;
 			OffsetNumber off,
 						maxoff;
 
-			if (!hold)
-				CHECK_FOR_INTERRUPTS();
+			CHECK_FOR_INTERRUPTS();
 			buf = ReadBuffer(index, blkno);
 			LockBuffer(buf, BUFFER_LOCK_SHARE);
 			page = BufferGetPage(buf);
-			if (!ptree_page_is_live(page, meta.gen) || PtreePageGetOpaque(page)->type != PTREE_DELTA)
+			if (!ptree_page_is_live(page, dgen) || PtreePageGetOpaque(page)->type != PTREE_DELTA)
 			{
 				UnlockReleaseBuffer(buf);
 				if (hold)
@@ -822,7 +817,7 @@ ptree_lookup_batch(Relation index, PtreeEngine *pe, const PtreeKey *probes, cons
 			UnlockReleaseBuffer(buf);
 		}
 		if (hold)
-			UnlockReleaseBuffer(metabuf);
+			ptree_unlock_merges(index, ShareLock);
 		if (changed)
 		{
 			pfree(found);

@@ -4,12 +4,14 @@
  *
  * A scan collects every matching TID at once: the range of main's leaves
  * that its bounds allow, found through the directory, and the whole
- * delta, all of the generation it read in the metapage.  It holds no lock
- * but each page's while it reads it, so merges and inserts go on; if a
- * page turns out to belong to another generation, the scan starts again
- * (and after three such restarts holds the metapage in share mode, which
- * keeps merges out).  The TIDs are then sorted, made unique and handed
- * out with no lock held.  = ANY(array) keys are sorted and made unique;
+ * delta (the sealed delta of a merge in progress, then the delta), each
+ * part of the generation it read in the metapage.  It holds no lock but
+ * each page's while it reads it, so merges and inserts go on and the scan
+ * never waits for them; if a page turns out to belong to another
+ * generation, the scan starts again (and after three such restarts takes
+ * the merge lock in share mode, which keeps merges out; not on a
+ * standby).  The TIDs are then sorted, made unique and handed out with no
+ * lock held.  = ANY(array) keys are sorted and made unique;
  * the first one drives one descent per element, the others filter by
  * binary search.
  *
@@ -20,6 +22,7 @@
 #include "postgres.h"
 
 #include "access/relscan.h"
+#include "access/xlog.h"
 #include "miscadmin.h"
 #include "nodes/tidbitmap.h"
 #include "catalog/pg_type.h"
@@ -53,7 +56,7 @@ typedef struct PtreeScanOpaqueData
 	int			nkeys;
 	int			driver;			/* index of the = ANY key that drives, or -1 */
 	int			satisfied;		/* a key the walk's bounds already satisfy, or -1 */
-	bool		hold;			/* the metapage is held for the whole collection */
+	bool		hold;			/* merges are kept out for the whole collection */
 	bool		changed;		/* a page was no longer of the scan's generation */
 	ItemPointerData *tids;
 	int64		ntids;
@@ -325,12 +328,12 @@ ptree_add_tids(PtreeScanOpaque so, ItemPointer tids, int n)
 }
 
 /*
- * Is the page one of generation gen's, of the given type?  Without the
- * metapage lock, merges go on while the scan reads: a page may have been
- * freed and rewritten for a later generation since the scan read the
- * metapage (pages of a generation never change once it is replaced, and
- * are never rewritten with the same generation), and then the scan starts
- * again (changed).  With the metapage held, it is corruption.
+ * Is the page one of generation gen's, of the given type?  Merges go on
+ * while the scan reads: a page may have been freed and rewritten for a
+ * later generation since the scan read the metapage (pages of a
+ * generation never change once it is replaced, and are never rewritten
+ * with the same generation), and then the scan starts again (changed).
+ * With merges kept out (hold), it is corruption.
  */
 static bool
 ptree_scan_page_ok(Relation index, PtreeScanOpaque so, Page page, BlockNumber blkno,
@@ -465,8 +468,7 @@ ptree_scan_main(Relation index, PtreeScanOpaque so, PtreeMetaData *meta,
 					maxoff;
 		bool		done = false;
 
-		if (!so->hold)
-			CHECK_FOR_INTERRUPTS();
+		CHECK_FOR_INTERRUPTS();
 		buf = ptree_scan_lock_page(index, so, blkno, meta->gen, PTREE_LEAF);
 		if (!BufferIsValid(buf))
 			return;
@@ -556,7 +558,7 @@ ptree_scan_batch(Relation index, PtreeScanOpaque so, PtreeMetaData *meta, PtreeS
 		return true;
 	}
 	found = palloc(sizeof(int64) * pk->nelems);
-	ptree_lookup_probes(&so->engine, m, pk->elems, pk->nelems, found, so->hold);
+	ptree_lookup_probes(&so->engine, m, pk->elems, pk->nelems, found);
 	for (i = 0; i < pk->nelems; i++)
 	{
 		const uint64 *tids;
@@ -586,23 +588,25 @@ ptree_scan_batch(Relation index, PtreeScanOpaque so, PtreeMetaData *meta, PtreeS
 }
 
 /*
- * Read the delta, keeping matching TIDs
+ * Read the sealed delta and the delta, keeping matching TIDs
  */
 static void
 ptree_scan_delta(Relation index, PtreeScanOpaque so, PtreeMetaData *meta)
 {
-	BlockNumber blkno = so->changed ? InvalidBlockNumber : meta->delta_head;
+	BlockNumber blkno = InvalidBlockNumber;
+	uint32		gen = 0;
+	int			chain = 0;
 
-	while (BlockNumberIsValid(blkno))
+	while (!so->changed &&
+		   (BlockNumberIsValid(blkno) || ptree_next_delta(meta, &chain, &blkno, &gen)))
 	{
 		Buffer		buf;
 		Page		page;
 		OffsetNumber off,
 					maxoff;
 
-		if (!so->hold)
-			CHECK_FOR_INTERRUPTS();
-		buf = ptree_scan_lock_page(index, so, blkno, meta->gen, PTREE_DELTA);
+		CHECK_FOR_INTERRUPTS();
+		buf = ptree_scan_lock_page(index, so, blkno, gen, PTREE_DELTA);
 		if (!BufferIsValid(buf))
 			return;
 		page = BufferGetPage(buf);
@@ -699,7 +703,6 @@ ptree_collect(IndexScanDesc scan)
 {
 	Relation	index = scan->indexRelation;
 	PtreeScanOpaque so = (PtreeScanOpaque) scan->opaque;
-	Buffer		metabuf;
 	PtreeMetaData meta;
 	int			attempt;
 
@@ -710,22 +713,20 @@ ptree_collect(IndexScanDesc scan)
 
 	for (attempt = 0;; attempt++)
 	{
-		/* after three restarts, keep merges out for the whole collection */
-		so->hold = attempt >= 3;
+		/*
+		 * After three restarts, keep merges out for the whole collection
+		 * (waiting for a running one).  A standby's replay does not take the
+		 * merge lock: there the scan keeps starting again.
+		 */
+		so->hold = attempt >= 3 && !RecoveryInProgress();
 		so->changed = false;
 		so->ntids = 0;
-		metabuf = ReadBuffer(index, PTREE_METAPAGE_BLKNO);
-		LockBuffer(metabuf, BUFFER_LOCK_SHARE);
-		meta = *PtreePageGetMeta(BufferGetPage(metabuf));
-		if (!so->hold)
-			UnlockReleaseBuffer(metabuf);
-		if (meta.magic != PTREE_MAGIC)
-			ereport(ERROR,
-					(errcode(ERRCODE_INDEX_CORRUPTED),
-					 errmsg("index \"%s\" is not a gpuext_ptree index", RelationGetRelationName(index))));
+		if (so->hold)
+			ptree_lock_merges(index, ShareLock);
+		ptree_read_meta(index, &meta);
 		ptree_collect_gen(index, so, &meta);
 		if (so->hold)
-			UnlockReleaseBuffer(metabuf);
+			ptree_unlock_merges(index, ShareLock);
 		if (!so->changed)
 			break;
 		ereport(DEBUG1,

@@ -2,11 +2,14 @@
  * ptree_vacuum.c
  *		gpuext_ptree: VACUUM.
  *
- * Bulk delete is a merge that drops the dead TIDs: main and delta are
- * rewritten into a new main (under the metapage's exclusive lock, so
- * scans and inserts wait for it).  Cleanup merges a non-empty delta when
- * no bulk delete ran, and gives every page that is not part of the live
- * generation to the free space map.
+ * Bulk delete is a merge that drops the dead TIDs: main and the delta are
+ * rewritten into a new main while scans and inserts go on (inserts then
+ * fill a new delta, which holds no dead TID: a dead heap slot is not
+ * reused before its index entries are gone).  Cleanup merges a non-empty
+ * delta when no bulk delete ran, and gives every page that no generation
+ * of the metapage uses to the free space map.  Both hold the merge lock
+ * (ptree_lock_merges), waiting for a merge an insert is making; the wait
+ * can be cancelled.
  *
  * IDENTIFICATION
  *		src/ptree_vacuum.c
@@ -28,14 +31,12 @@ ptreebulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 				IndexBulkDeleteCallback callback, void *callback_state)
 {
 	Relation	index = info->index;
-	Buffer		metabuf;
 
 	if (stats == NULL)
 		stats = (IndexBulkDeleteResult *) palloc0(sizeof(IndexBulkDeleteResult));
-	metabuf = ReadBuffer(index, PTREE_METAPAGE_BLKNO);
-	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
-	ptree_merge(index, metabuf, callback, callback_state, stats);
-	UnlockReleaseBuffer(metabuf);
+	ptree_lock_merges(index, ExclusiveLock);
+	ptree_merge(index, PTREE_MERGE_ALWAYS, callback, callback_state, stats);
+	ptree_unlock_merges(index, ExclusiveLock);
 	return stats;
 }
 
@@ -46,8 +47,7 @@ IndexBulkDeleteResult *
 ptreevacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 {
 	Relation	index = info->index;
-	Buffer		metabuf;
-	PtreeMetaData *meta;
+	PtreeMetaData meta;
 	BlockNumber nblocks,
 				blkno;
 	BlockNumber nfree = 0;
@@ -55,41 +55,39 @@ ptreevacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 	if (info->analyze_only)
 		return stats;
 
-	metabuf = ReadBuffer(index, PTREE_METAPAGE_BLKNO);
+	/* no merge runs while we hold the merge lock: the generations stay */
+	ptree_lock_merges(index, ExclusiveLock);
 	if (stats == NULL)
 	{
 		stats = (IndexBulkDeleteResult *) palloc0(sizeof(IndexBulkDeleteResult));
-		LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
-		if (PtreePageGetMeta(BufferGetPage(metabuf))->delta_pages > 0)
-			ptree_merge(index, metabuf, NULL, NULL, NULL);
-		LockBuffer(metabuf, BUFFER_LOCK_UNLOCK);
+		ptree_merge(index, PTREE_MERGE_PENDING, NULL, NULL, NULL);
 	}
 
-	/* no merge can run while the metapage is share-locked */
-	LockBuffer(metabuf, BUFFER_LOCK_SHARE);
-	meta = PtreePageGetMeta(BufferGetPage(metabuf));
+	ptree_read_meta(index, &meta);
 	nblocks = RelationGetNumberOfBlocks(index);
 	for (blkno = PTREE_METAPAGE_BLKNO + 1; blkno < nblocks; blkno++)
 	{
 		Buffer		buf;
-		bool		live;
+		bool		in_use;
 
 		vacuum_delay_point();
 		buf = ReadBufferExtended(index, MAIN_FORKNUM, blkno, RBM_NORMAL, info->strategy);
 		LockBuffer(buf, BUFFER_LOCK_SHARE);
-		live = ptree_page_is_live(BufferGetPage(buf), meta->gen);
+		in_use = ptree_page_in_use(BufferGetPage(buf), &meta);
 		UnlockReleaseBuffer(buf);
-		if (!live)
+		if (!in_use)
 		{
 			RecordFreeIndexPage(index, blkno);
 			nfree++;
 		}
 	}
+	ptree_unlock_merges(index, ExclusiveLock);
+
 	stats->num_pages = nblocks;
 	stats->pages_free = nfree;
-	stats->num_index_tuples = (double) (meta->main_tids + meta->delta_tids);
+	stats->num_index_tuples = (double) (meta.main_tids + meta.delta_tids +
+										(BlockNumberIsValid(meta.sealed_head) ? meta.sealed_tids : 0));
 	stats->estimated_count = false;
-	UnlockReleaseBuffer(metabuf);
 
 	IndexFreeSpaceMapVacuum(index);
 	return stats;
