@@ -3,6 +3,9 @@
  *		Opening a gpuext index named by an SQL function's argument (the
  *		checkers, the batch probe): the relation must exist, be an index,
  *		and be of the expected access method, each with its own SQLSTATE.
+ *		And the number of blocks of an index, which readers check the
+ *		block numbers they follow against (remembered in the relcache
+ *		entry, so that a scan does not ask the kernel each time).
  *
  * IDENTIFICATION
  *		src/indexopen.c
@@ -15,6 +18,7 @@
 #include "catalog/index.h"
 #include "catalog/pg_class.h"
 #include "commands/defrem.h"
+#include "storage/bufmgr.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
 #include "utils/syscache.h"
@@ -56,4 +60,30 @@ gx_open_index_of_am(Oid indexoid, const char *amname, LOCKMODE heaplock, LOCKMOD
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
 				 errmsg("\"%s\" is not a %s index", RelationGetRelationName(index), amname)));
 	return index;
+}
+
+/*
+ * The number of blocks of an index, at least as many as the last time it
+ * was read, read again from the storage manager only when the remembered
+ * count is not above 'beyond' (a block number or a count of pages read
+ * that must be below it).  The count is kept in the relcache entry's
+ * rd_amcache, which neither access method uses otherwise and which the
+ * relcache frees at every invalidation.  gpuext indexes only grow within
+ * one relfilenode (VACUUM never truncates them); a count remembered too
+ * high would only make the readers' checks weaker, never refuse a block.
+ */
+BlockNumber
+gx_index_nblocks(Relation index, BlockNumber beyond)
+{
+	BlockNumber *known = (BlockNumber *) index->rd_amcache;
+
+	if (known != NULL && *known > beyond)
+		return *known;
+	if (known == NULL)
+	{
+		known = MemoryContextAlloc(index->rd_indexcxt, sizeof(BlockNumber));
+		index->rd_amcache = known;
+	}
+	*known = RelationGetNumberOfBlocks(index);
+	return *known;
 }

@@ -1,6 +1,7 @@
 /*-------------------------------------------------------------------------
  * indexopen.h
- *		Opening a gpuext index named by an SQL function's argument.
+ *		Opening a gpuext index named by an SQL function's argument, and
+ *		the size its readers check block numbers against.
  *
  * IDENTIFICATION
  *		src/indexopen.h
@@ -11,10 +12,12 @@
 
 #include "postgres.h"
 
+#include "storage/block.h"
 #include "storage/lockdefs.h"
 #include "utils/relcache.h"
 
 extern Relation gx_open_index_of_am(Oid indexoid, const char *amname, LOCKMODE heaplock,
 									LOCKMODE indexlock, Relation *heap);
+extern BlockNumber gx_index_nblocks(Relation index, BlockNumber beyond);
 
 #endif							/* GPUEXT_INDEXOPEN_H */

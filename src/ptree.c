@@ -430,17 +430,14 @@ ptree_page_is_live_leaf(Page page, uint32 gen)
 }
 
 /*
- * ERROR unless block blkno (its image page) is a leaf of the live index of
- * generation gen: readers that hold the structure still find corruption
+ * ERROR unless block blkno (its image page) is a sound leaf of the live
+ * index of generation gen (ptree_page_check): readers that hold the
+ * structure still find corruption
  */
 void
 ptree_check_live_leaf(Relation index, Page page, BlockNumber blkno, uint32 gen)
 {
-	if (!ptree_page_is_live_leaf(page, gen))
-		ereport(ERROR,
-				(errcode(ERRCODE_INDEX_CORRUPTED),
-				 errmsg("gpuext_ptree index \"%s\": block %u is not a leaf of the live structure",
-						RelationGetRelationName(index), blkno)));
+	ptree_page_check(index, page, blkno, gen, PTREE_LEAF, 0);
 }
 
 /*

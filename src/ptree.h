@@ -247,7 +247,22 @@ extern IndexBulkDeleteResult *ptreebulkdelete(IndexVacuumInfo *info, IndexBulkDe
 											  IndexBulkDeleteCallback callback, void *callback_state);
 extern IndexBulkDeleteResult *ptreevacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats);
 
-/* ptree_validate.c */
+/*
+ * ptree_validate.c: the operator class validator, and the checked reads of
+ * pages and tuples that every reader of the index goes through (ERROR
+ * ERRCODE_INDEX_CORRUPTED, naming the block, for what they find wrong)
+ */
 extern bool ptreevalidate(Oid opclassoid);
+extern PtreeMetaData *ptree_meta_check(Relation index, Page metapage);
+extern void ptree_check_link(Relation index, BlockNumber from, BlockNumber to, uint32 *steps);
+extern bool ptree_page_ok(Relation index, Page page, BlockNumber blkno, uint32 gen,
+						  uint16 type, uint16 level);
+extern void ptree_page_check(Relation index, Page page, BlockNumber blkno, uint32 gen,
+							 uint16 type, uint16 level);
+extern PtreeTuple ptree_page_tuple(Relation index, Page page, BlockNumber blkno, OffsetNumber off);
+extern ItemPointer ptree_tuple_tids(Relation index, PtreeTuple tup, BlockNumber blkno,
+									OffsetNumber off);
+extern void ptree_check_order(Relation index, const PtreeKey *prev, const PtreeKey *key,
+							  BlockNumber blkno, OffsetNumber off);
 
 #endif							/* PTREE_H */

@@ -459,38 +459,47 @@ ptree_splice_equal(PtreeMergeState *ms, const PtreeSplice *sp, Size *e, uint64 r
 }
 
 /*
- * Add the block numbers of a main structure's pages (every level) to a list
+ * Add the block numbers of a main structure's pages (every level) to a
+ * list; each level is walked along its chain, checked (ptree_check_link,
+ * ptree_page_ok), from the first child of the level above
  */
 static List *
 ptree_main_pages(Relation index, BlockNumber root, uint32 levels, uint32 gen, List *blocks)
 {
 	BlockNumber first = root;
+	BlockNumber parent = PTREE_METAPAGE_BLKNO;
 
 	while (levels > 0 && BlockNumberIsValid(first))
 	{
 		BlockNumber blkno = first;
+		BlockNumber from = parent;
 		BlockNumber down = InvalidBlockNumber;
+		uint32		steps = 0;
 
 		while (BlockNumberIsValid(blkno))
 		{
-			Buffer		buf = ReadBuffer(index, blkno);
+			Buffer		buf;
 			Page		page;
 
+			ptree_check_link(index, from, blkno, &steps);
+			buf = ReadBuffer(index, blkno);
 			LockBuffer(buf, BUFFER_LOCK_SHARE);
 			page = BufferGetPage(buf);
-			if (!ptree_page_is_live(page, gen))
+			if (!ptree_page_ok(index, page, blkno, gen, levels > 1 ? PTREE_INNER : PTREE_LEAF,
+							   (uint16) (levels - 1)))
 			{
 				UnlockReleaseBuffer(buf);
 				break;
 			}
 			blocks = lappend_int(blocks, (int) blkno);
-			if (!BlockNumberIsValid(down) && PtreePageGetOpaque(page)->type == PTREE_INNER &&
-				PageGetMaxOffsetNumber(page) >= FirstOffsetNumber)
+			if (!BlockNumberIsValid(down) && levels > 1)
 			{
-				PtreeTuple	t = (PtreeTuple) PageGetItem(page, PageGetItemId(page, FirstOffsetNumber));
+				PtreeTuple	t = ptree_page_tuple(index, page, blkno, FirstOffsetNumber);
 
-				down = ItemPointerGetBlockNumber(PtreeTupleTids(t));
+				down = ItemPointerGetBlockNumberNoCheck(PtreeTupleTids(t));
+				parent = blkno;
 			}
+			from = blkno;
 			blkno = PtreePageGetOpaque(page)->next;
 			UnlockReleaseBuffer(buf);
 		}
@@ -529,6 +538,8 @@ ptree_rewrite(Relation index, Buffer metabuf, PtreeEntry *entries, Size nentries
 	uint64		k = 0;			/* planned: main's distinct non-NULL keys started */
 	bool		in_main = false;	/* planned: gathering a main key */
 	bool		nulls_done = false;
+	BlockNumber leaf_from = PTREE_METAPAGE_BLKNO;
+	uint32		leaf_steps = 0;
 
 	/* a fresh generation, WAL-logged before any page is written with it */
 	state = GenericXLogStart(index);
@@ -560,12 +571,14 @@ ptree_rewrite(Relation index, Buffer metabuf, PtreeEntry *entries, Size nentries
 	blkno = meta->first_leaf;
 	while (BlockNumberIsValid(blkno))
 	{
-		Buffer		buf = ReadBuffer(index, blkno);
+		Buffer		buf;
 		Page		page = (Page) leafcopy;
 		OffsetNumber off,
 					maxoff;
 
 		CHECK_FOR_INTERRUPTS();
+		ptree_check_link(index, leaf_from, blkno, &leaf_steps);
+		buf = ReadBuffer(index, blkno);
 		LockBuffer(buf, BUFFER_LOCK_SHARE);
 		memcpy(leafcopy, BufferGetPage(buf), BLCKSZ);
 		UnlockReleaseBuffer(buf);
@@ -573,16 +586,20 @@ ptree_rewrite(Relation index, Buffer metabuf, PtreeEntry *entries, Size nentries
 		maxoff = PageGetMaxOffsetNumber(page);
 		for (off = FirstOffsetNumber; off <= maxoff; off++)
 		{
-			PtreeTuple	t = (PtreeTuple) PageGetItem(page, PageGetItemId(page, off));
+			PtreeTuple	t = ptree_page_tuple(index, page, blkno, off);
+			ItemPointer tids = ptree_tuple_tids(index, t, blkno, off);
 			PtreeKey	key;
 
 			ptree_tuple_key(t, &key);
+			/* the last key gathered is main's previous one: the order holds */
+			if (ms->haskey)
+				ptree_check_order(index, &ms->key, &key, blkno, off);
 			if (sp != NULL)
 			{
 				/* planned: a tuple of the main key being gathered goes on */
 				if (in_main && ptree_key_compare(&ms->key, &key) == 0)
 				{
-					ptree_merge_tids(ms, PtreeTupleTids(t), t->ntids);
+					ptree_merge_tids(ms, tids, t->ntids);
 					continue;
 				}
 				if (key.isnull)
@@ -602,7 +619,7 @@ ptree_rewrite(Relation index, Buffer metabuf, PtreeEntry *entries, Size nentries
 					k++;
 				}
 				in_main = true;
-				ptree_merge_tids(ms, PtreeTupleTids(t), t->ntids);
+				ptree_merge_tids(ms, tids, t->ntids);
 				continue;
 			}
 			/* entries with smaller keys go first */
@@ -615,8 +632,9 @@ ptree_rewrite(Relation index, Buffer metabuf, PtreeEntry *entries, Size nentries
 				ptree_merge_add(ms, &ek, &entries[e].tid, 1);
 				e++;
 			}
-			ptree_merge_add(ms, &key, PtreeTupleTids(t), t->ntids);
+			ptree_merge_add(ms, &key, tids, t->ntids);
 		}
+		leaf_from = blkno;
 		blkno = PtreePageGetOpaque(page)->next;
 	}
 	if (sp != NULL)
@@ -725,6 +743,8 @@ ptree_read_delta(Relation index, PtreeMetaData *meta, uint32 keylen, PtreeEntry 
 	Size		max = Max(meta->delta_tids, 16);
 	Size		maxnulls = 16;
 	BlockNumber blkno = meta->delta_head;
+	BlockNumber from = PTREE_METAPAGE_BLKNO;
+	uint32		steps = 0;
 
 	*nentries = 0;
 	*nnulls = 0;
@@ -738,23 +758,22 @@ ptree_read_delta(Relation index, PtreeMetaData *meta, uint32 keylen, PtreeEntry 
 		*entries = palloc_extended(sizeof(PtreeEntry) * max, MCXT_ALLOC_HUGE);
 	while (BlockNumberIsValid(blkno))
 	{
-		Buffer		buf = ReadBuffer(index, blkno);
+		Buffer		buf;
 		Page		page;
 		OffsetNumber off,
 					maxoff;
 
 		CHECK_FOR_INTERRUPTS();
+		ptree_check_link(index, from, blkno, &steps);
+		buf = ReadBuffer(index, blkno);
 		LockBuffer(buf, BUFFER_LOCK_SHARE);
 		page = BufferGetPage(buf);
-		if (!ptree_page_is_live(page, meta->gen) || PtreePageGetOpaque(page)->type != PTREE_DELTA)
-			ereport(ERROR,
-					(errcode(ERRCODE_INDEX_CORRUPTED),
-					 errmsg("gpuext_ptree index \"%s\": block %u is not a delta page of the live structure",
-							RelationGetRelationName(index), blkno)));
+		ptree_page_check(index, page, blkno, meta->gen, PTREE_DELTA, 0);
 		maxoff = PageGetMaxOffsetNumber(page);
 		for (off = FirstOffsetNumber; off <= maxoff; off++)
 		{
-			PtreeTuple	t = (PtreeTuple) PageGetItem(page, PageGetItemId(page, off));
+			PtreeTuple	t = ptree_page_tuple(index, page, blkno, off);
+			ItemPointer ttids = ptree_tuple_tids(index, t, blkno, off);
 			bool		isnull = (t->flags & PTREE_TUPLE_NULL) != 0;
 			int			i;
 
@@ -772,7 +791,7 @@ ptree_read_delta(Relation index, PtreeMetaData *meta, uint32 keylen, PtreeEntry 
 						maxnulls *= 2;
 						*nulls = repalloc_huge(*nulls, sizeof(ItemPointerData) * maxnulls);
 					}
-					(*nulls)[(*nnulls)++] = PtreeTupleTids(t)[i];
+					(*nulls)[(*nnulls)++] = ttids[i];
 					continue;
 				}
 				if (*nentries == max)
@@ -789,13 +808,13 @@ ptree_read_delta(Relation index, PtreeMetaData *meta, uint32 keylen, PtreeEntry 
 				if (keylen > 0)
 				{
 					(*keys)[*nentries] = gx_ptree_key64((const unsigned char *) t->data, keylen);
-					(*tids)[*nentries] = ptree_tid64(&PtreeTupleTids(t)[i]);
+					(*tids)[*nentries] = ptree_tid64(&ttids[i]);
 				}
 				else
 				{
 					PtreeEntry *en = &(*entries)[*nentries];
 
-					en->tid = PtreeTupleTids(t)[i];
+					en->tid = ttids[i];
 					en->isnull = isnull;
 					en->len = t->keylen;
 					en->data = palloc(Max(t->keylen, 1));
@@ -805,6 +824,7 @@ ptree_read_delta(Relation index, PtreeMetaData *meta, uint32 keylen, PtreeEntry 
 			}
 		}
 		*old_blocks = lappend_int(*old_blocks, (int) blkno);
+		from = blkno;
 		blkno = PtreePageGetOpaque(page)->next;
 		UnlockReleaseBuffer(buf);
 	}
@@ -821,7 +841,7 @@ void
 ptree_merge(Relation index, Buffer metabuf, IndexBulkDeleteCallback callback,
 			void *callback_state, IndexBulkDeleteResult *stats)
 {
-	PtreeMetaData *meta = PtreePageGetMeta(BufferGetPage(metabuf));
+	PtreeMetaData *meta = ptree_meta_check(index, BufferGetPage(metabuf));
 	MemoryContext ctx = AllocSetContextCreate(CurrentMemoryContext,
 											  "gpuext_ptree merge",
 											  ALLOCSET_DEFAULT_SIZES);
@@ -1086,16 +1106,14 @@ ptreeinsert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid,
 
 	metabuf = ReadBuffer(index, PTREE_METAPAGE_BLKNO);
 	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
-	meta = PtreePageGetMeta(BufferGetPage(metabuf));
-	if (meta->magic != PTREE_MAGIC)
-		ereport(ERROR,
-				(errcode(ERRCODE_INDEX_CORRUPTED),
-				 errmsg("index \"%s\" is not a gpuext_ptree index", RelationGetRelationName(index))));
+	meta = ptree_meta_check(index, BufferGetPage(metabuf));
 
 	if (BlockNumberIsValid(meta->delta_tail))
 	{
+		ptree_check_link(index, PTREE_METAPAGE_BLKNO, meta->delta_tail, NULL);
 		tailbuf = ReadBuffer(index, meta->delta_tail);
 		LockBuffer(tailbuf, BUFFER_LOCK_EXCLUSIVE);
+		ptree_page_check(index, BufferGetPage(tailbuf), meta->delta_tail, meta->gen, PTREE_DELTA, 0);
 		if (PageGetFreeSpace(BufferGetPage(tailbuf)) < MAXALIGN(size))
 		{
 			/* the tail is full: merge a full delta first, then start a page */

@@ -143,10 +143,11 @@ typedef struct PtreeMirrorBuild
 } PtreeMirrorBuild;
 
 /*
- * Append a posting list to the build (a new key, or more TIDs of the last)
+ * Append a posting list to the build (a new key, or more TIDs of the
+ * last): tuple t's key and its TIDs, tids (checked)
  */
 static void
-ptree_mirror_add(PtreeMirrorBuild *b, PtreeTuple t)
+ptree_mirror_add(PtreeMirrorBuild *b, PtreeTuple t, const ItemPointerData *tids)
 {
 	int			i;
 	bool		same = false;
@@ -185,25 +186,27 @@ ptree_mirror_add(PtreeMirrorBuild *b, PtreeTuple t)
 		b->tids = repalloc_huge(b->tids, sizeof(uint64) * b->maxtids);
 	}
 	for (i = 0; i < t->ntids; i++)
-	{
-		ItemPointer tid = &PtreeTupleTids(t)[i];
-
-		b->tids[b->ntids++] = ((uint64) ItemPointerGetBlockNumber(tid) << 16) |
-			ItemPointerGetOffsetNumber(tid);
-	}
+		b->tids[b->ntids++] = ((uint64) ItemPointerGetBlockNumber(&tids[i]) << 16) |
+			ItemPointerGetOffsetNumber(&tids[i]);
 }
 
 /*
  * Build the mirror of main's generation meta->gen.  Pages are checked to
  * belong to it: if one does not (a merge replaced the generation and
  * reused the page), NULL, unless the caller holds the metapage (hold),
- * when it is corruption.
+ * when it is corruption.  Pages, tuples, TIDs, the chain and the keys'
+ * order (which the mirror's lookups depend on) are checked as the leaves
+ * are read.
  */
 static GxPtreeMirror *
 ptree_mirror_build(Relation index, PtreeMetaData *meta, bool hold, bool *too_large)
 {
 	PtreeMirrorBuild b;
 	BlockNumber blkno = meta->first_leaf;
+	BlockNumber from = PTREE_METAPAGE_BLKNO;
+	uint32		steps = 0;
+	bool		hasprev = false;
+	PtreeKey	prev;
 	uint32	   *slots;
 	uint32	   *root;
 	uint32	   *nodes;
@@ -240,31 +243,46 @@ ptree_mirror_build(Relation index, PtreeMetaData *meta, bool hold, bool *too_lar
 	/* the distinct keys and their TIDs, in key order (NULLs left out) */
 	while (BlockNumberIsValid(blkno))
 	{
-		Buffer		buf = ReadBuffer(index, blkno);
+		Buffer		buf;
 		Page		page;
 		OffsetNumber o,
 					maxoff;
+
+		ptree_check_link(index, from, blkno, &steps);
+		buf = ReadBuffer(index, blkno);
 
 		if (!hold)
 			CHECK_FOR_INTERRUPTS();
 		LockBuffer(buf, BUFFER_LOCK_SHARE);
 		page = BufferGetPage(buf);
-		if (!hold && !ptree_page_is_live_leaf(page, meta->gen))
+		if (hold)
+			ptree_page_check(index, page, blkno, meta->gen, PTREE_LEAF, 0);
+		else if (!ptree_page_ok(index, page, blkno, meta->gen, PTREE_LEAF, 0))
 		{
 			UnlockReleaseBuffer(buf);
 			MemoryContextSwitchTo(old);
 			MemoryContextDelete(tmp);
 			return NULL;
 		}
-		ptree_check_live_leaf(index, page, blkno, meta->gen);
 		maxoff = PageGetMaxOffsetNumber(page);
 		for (o = FirstOffsetNumber; o <= maxoff; o++)
 		{
-			PtreeTuple	t = (PtreeTuple) PageGetItem(page, PageGetItemId(page, o));
+			PtreeTuple	t = ptree_page_tuple(index, page, blkno, o);
+			PtreeKey	k;
 
-			if (!(t->flags & PTREE_TUPLE_NULL))
-				ptree_mirror_add(&b, t);
+			ptree_tuple_key(t, &k);
+			if (hasprev)
+				ptree_check_order(index, &prev, &k, blkno, o);
+			hasprev = true;
+			prev = k;
+			if (!k.isnull)
+			{
+				ptree_mirror_add(&b, t, ptree_tuple_tids(index, t, blkno, o));
+				/* the key as the build keeps it: the page is released */
+				prev.data = b.keys + b.keyoff[b.nkeys - 1];
+			}
 		}
+		from = blkno;
 		blkno = PtreePageGetOpaque(page)->next;
 		UnlockReleaseBuffer(buf);
 	}
@@ -556,9 +574,9 @@ ptree_mirror_share(Relation index, PtreeMirrorKey *key, dsm_handle *handle)
 	bool		too_large;
 
 	LockBuffer(metabuf, BUFFER_LOCK_SHARE);
-	meta = *PtreePageGetMeta(BufferGetPage(metabuf));
+	meta = *ptree_meta_check(index, BufferGetPage(metabuf));
 	UnlockReleaseBuffer(metabuf);
-	if (meta.magic != PTREE_MAGIC || meta.levels == 0 || !ptree_mirror_fits(&meta))
+	if (meta.levels == 0 || !ptree_mirror_fits(&meta))
 		return false;
 	m = ptree_mirror_get(index, &meta, false, &too_large);
 	if (m == NULL)
@@ -704,17 +722,15 @@ ptree_lookup_batch(Relation index, PtreeEngine *pe, const PtreeKey *probes, cons
 		int64	   *fill;
 		int64		total = 0;
 		BlockNumber blkno;
+		BlockNumber from;
+		uint32		steps;
 		int			i;
 
 		metabuf = ReadBuffer(index, PTREE_METAPAGE_BLKNO);
 		LockBuffer(metabuf, BUFFER_LOCK_SHARE);
-		meta = *PtreePageGetMeta(BufferGetPage(metabuf));
+		meta = *ptree_meta_check(index, BufferGetPage(metabuf));
 		if (!hold)
 			UnlockReleaseBuffer(metabuf);
-		if (meta.magic != PTREE_MAGIC)
-			ereport(ERROR,
-					(errcode(ERRCODE_INDEX_CORRUPTED),
-					 errmsg("index \"%s\" is not a gpuext_ptree index", RelationGetRelationName(index))));
 
 		for (i = 0; i < n; i++)
 		{
@@ -757,6 +773,8 @@ ptree_lookup_batch(Relation index, PtreeEngine *pe, const PtreeKey *probes, cons
 
 		/* the delta: every entry against the sorted probes (no delta: no sort) */
 		blkno = changed ? InvalidBlockNumber : meta.delta_head;
+		from = PTREE_METAPAGE_BLKNO;
+		steps = 0;
 		if (nvalid > 1 && BlockNumberIsValid(blkno))
 			qsort_arg(order, nvalid, sizeof(int), ptree_probe_cmp, (void *) probes);
 		while (BlockNumberIsValid(blkno) && nvalid > 0)
@@ -768,24 +786,22 @@ ptree_lookup_batch(Relation index, PtreeEngine *pe, const PtreeKey *probes, cons
 
 			if (!hold)
 				CHECK_FOR_INTERRUPTS();
+			ptree_check_link(index, from, blkno, &steps);
 			buf = ReadBuffer(index, blkno);
 			LockBuffer(buf, BUFFER_LOCK_SHARE);
 			page = BufferGetPage(buf);
-			if (!ptree_page_is_live(page, meta.gen) || PtreePageGetOpaque(page)->type != PTREE_DELTA)
+			if (hold)
+				ptree_page_check(index, page, blkno, meta.gen, PTREE_DELTA, 0);
+			else if (!ptree_page_ok(index, page, blkno, meta.gen, PTREE_DELTA, 0))
 			{
 				UnlockReleaseBuffer(buf);
-				if (hold)
-					ereport(ERROR,
-							(errcode(ERRCODE_INDEX_CORRUPTED),
-							 errmsg("gpuext_ptree index \"%s\": block %u is not a delta page of the live structure",
-									RelationGetRelationName(index), blkno)));
 				changed = true;
 				break;
 			}
 			maxoff = PageGetMaxOffsetNumber(page);
 			for (off = FirstOffsetNumber; off <= maxoff; off++)
 			{
-				PtreeTuple	t = (PtreeTuple) PageGetItem(page, PageGetItemId(page, off));
+				PtreeTuple	t = ptree_page_tuple(index, page, blkno, off);
 				PtreeKey	k;
 				int			lo = 0,
 							hi = nvalid;
@@ -814,10 +830,11 @@ ptree_lookup_batch(Relation index, PtreeEngine *pe, const PtreeKey *probes, cons
 							: palloc_extended(sizeof(ItemPointerData) * maxd, MCXT_ALLOC_HUGE);
 					}
 					dprobe[nd] = order[lo];
-					dtid[nd] = PtreeTupleTids(t)[0];
+					dtid[nd] = *ptree_tuple_tids(index, t, blkno, off);
 					nd++;
 				}
 			}
+			from = blkno;
 			blkno = PtreePageGetOpaque(page)->next;
 			UnlockReleaseBuffer(buf);
 		}

@@ -325,42 +325,45 @@ ptree_add_tids(PtreeScanOpaque so, ItemPointer tids, int n)
 }
 
 /*
- * Is the page one of generation gen's, of the given type?  Without the
- * metapage lock, merges go on while the scan reads: a page may have been
- * freed and rewritten for a later generation since the scan read the
- * metapage (pages of a generation never change once it is replaced, and
- * are never rewritten with the same generation), and then the scan starts
- * again (changed).  With the metapage held, it is corruption.
+ * Is the page one of generation gen's, of the given type and level?
+ * Without the metapage lock, merges go on while the scan reads: a page may
+ * have been freed and rewritten for a later generation since the scan read
+ * the metapage (pages of a generation never change once it is replaced,
+ * and are never rewritten with the same generation), and then the scan
+ * starts again (changed).  With the metapage held, it is corruption, as is
+ * a page of the scan's generation that is not sound (ptree_page_ok).
  */
 static bool
 ptree_scan_page_ok(Relation index, PtreeScanOpaque so, Page page, BlockNumber blkno,
-				   uint32 gen, uint16 type)
+				   uint32 gen, uint16 type, uint16 level)
 {
-	if (ptree_page_is_live(page, gen) && PtreePageGetOpaque(page)->type == type &&
-		(type != PTREE_INNER || PageGetMaxOffsetNumber(page) >= FirstOffsetNumber))
-		return true;
 	if (so->hold)
-		ereport(ERROR,
-				(errcode(ERRCODE_INDEX_CORRUPTED),
-				 errmsg("gpuext_ptree index \"%s\": block %u is not a page of type %u of the live structure",
-						RelationGetRelationName(index), blkno, type)));
+	{
+		ptree_page_check(index, page, blkno, gen, type, level);
+		return true;
+	}
+	if (ptree_page_ok(index, page, blkno, gen, type, level))
+		return true;
 	so->changed = true;
 	return false;
 }
 
 /*
- * Read and share-lock block blkno for the scan, checked to be a page of
- * type of generation gen (ptree_scan_page_ok); InvalidBuffer, nothing
- * held, when it is not
+ * Read and share-lock block blkno, which block 'from' links to, for the
+ * scan, checked to be a page of type and level of generation gen
+ * (ptree_check_link with steps, ptree_scan_page_ok); InvalidBuffer,
+ * nothing held, when it is not
  */
 static Buffer
-ptree_scan_lock_page(Relation index, PtreeScanOpaque so, BlockNumber blkno,
-					 uint32 gen, uint16 type)
+ptree_scan_lock_page(Relation index, PtreeScanOpaque so, BlockNumber from, BlockNumber blkno,
+					 uint32 *steps, uint32 gen, uint16 type, uint16 level)
 {
-	Buffer		buf = ReadBuffer(index, blkno);
+	Buffer		buf;
 
+	ptree_check_link(index, from, blkno, steps);
+	buf = ReadBuffer(index, blkno);
 	LockBuffer(buf, BUFFER_LOCK_SHARE);
-	if (!ptree_scan_page_ok(index, so, BufferGetPage(buf), blkno, gen, type))
+	if (!ptree_scan_page_ok(index, so, BufferGetPage(buf), blkno, gen, type, level))
 	{
 		UnlockReleaseBuffer(buf);
 		return InvalidBuffer;
@@ -370,18 +373,22 @@ ptree_scan_lock_page(Relation index, PtreeScanOpaque so, BlockNumber blkno,
 
 /*
  * The leaf where entries >= bound may begin: the child of the last
- * directory tuple whose key is < bound (or the first child) at each level;
- * InvalidBlockNumber if the structure changed
+ * directory tuple whose key is < bound (or the first child) at each level,
+ * each one level below its parent; InvalidBlockNumber if the structure
+ * changed.  *parent: the directory page that links to the leaf.
  */
 static BlockNumber
-ptree_find_leaf(Relation index, PtreeScanOpaque so, PtreeMetaData *meta, const PtreeKey *bound)
+ptree_find_leaf(Relation index, PtreeScanOpaque so, PtreeMetaData *meta, const PtreeKey *bound,
+				BlockNumber *parent)
 {
 	BlockNumber blkno = meta->root;
 	uint32		level;
 
+	*parent = PTREE_METAPAGE_BLKNO;
 	for (level = meta->levels; level > 1; level--)
 	{
-		Buffer		buf = ptree_scan_lock_page(index, so, blkno, meta->gen, PTREE_INNER);
+		Buffer		buf = ptree_scan_lock_page(index, so, *parent, blkno, NULL, meta->gen,
+											   PTREE_INNER, (uint16) (level - 1));
 		Page		page;
 		OffsetNumber lo,
 					hi,
@@ -397,7 +404,7 @@ ptree_find_leaf(Relation index, PtreeScanOpaque so, PtreeMetaData *meta, const P
 		while (lo <= hi)
 		{
 			OffsetNumber mid = lo + (hi - lo) / 2;
-			PtreeTuple	t = (PtreeTuple) PageGetItem(page, PageGetItemId(page, mid));
+			PtreeTuple	t = ptree_page_tuple(index, page, blkno, mid);
 			PtreeKey	k;
 
 			ptree_tuple_key(t, &k);
@@ -409,20 +416,21 @@ ptree_find_leaf(Relation index, PtreeScanOpaque so, PtreeMetaData *meta, const P
 			else
 				hi = mid - 1;
 		}
-		blkno = ItemPointerGetBlockNumber(PtreeTupleTids(
-														 (PtreeTuple) PageGetItem(page, PageGetItemId(page, found))));
+		*parent = blkno;
+		blkno = ItemPointerGetBlockNumberNoCheck(PtreeTupleTids(ptree_page_tuple(index, page, blkno,
+																				 found)));
 		UnlockReleaseBuffer(buf);
 	}
 	return blkno;
 }
 
 /*
- * The first offset of a leaf whose key is >= bound (maxoff + 1 if none):
- * a binary search, since a leaf's keys are non-decreasing.  It spares a
- * lookup the linear walk over the keys below it.
+ * The first offset of a leaf (block blkno) whose key is >= bound (maxoff
+ * + 1 if none): a binary search, since a leaf's keys are non-decreasing.
+ * It spares a lookup the linear walk over the keys below it.
  */
 static OffsetNumber
-ptree_leaf_lower(Page page, const PtreeKey *bound)
+ptree_leaf_lower(Relation index, Page page, BlockNumber blkno, const PtreeKey *bound)
 {
 	OffsetNumber lo = FirstOffsetNumber,
 				hi = PageGetMaxOffsetNumber(page) + 1;
@@ -432,7 +440,7 @@ ptree_leaf_lower(Page page, const PtreeKey *bound)
 		OffsetNumber mid = lo + (hi - lo) / 2;
 		PtreeKey	k;
 
-		ptree_tuple_key((PtreeTuple) PageGetItem(page, PageGetItemId(page, mid)), &k);
+		ptree_tuple_key(ptree_page_tuple(index, page, blkno, mid), &k);
 		if (ptree_key_compare(&k, bound) < 0)
 			lo = mid + 1;
 		else
@@ -445,18 +453,24 @@ ptree_leaf_lower(Page page, const PtreeKey *bound)
  * Read main's leaves from the one that may hold lower (or the first) up
  * to the first key beyond upper (NULL: no upper bound; upper_incl: keys
  * equal to upper still belong), keeping matching TIDs.  Keys below lower
- * are skipped by binary search, not read one by one.
+ * are skipped by binary search, not read one by one; the keys read are
+ * checked to be in order, since where the walk stops depends on it.
  */
 static void
 ptree_scan_main(Relation index, PtreeScanOpaque so, PtreeMetaData *meta,
 				const PtreeKey *lower, const PtreeKey *upper, bool upper_incl)
 {
 	BlockNumber blkno;
+	BlockNumber from = PTREE_METAPAGE_BLKNO;
+	uint32		steps = 0;
 	bool		seeking = lower != NULL;
+	bool		hasprev = false;
+	PtreeKey	prev;
+	char		prevbuf[PTREE_MAX_KEY];
 
 	if (meta->levels == 0 || so->changed)
 		return;
-	blkno = lower ? ptree_find_leaf(index, so, meta, lower) : meta->first_leaf;
+	blkno = lower ? ptree_find_leaf(index, so, meta, lower, &from) : meta->first_leaf;
 	while (BlockNumberIsValid(blkno))
 	{
 		Buffer		buf;
@@ -467,7 +481,7 @@ ptree_scan_main(Relation index, PtreeScanOpaque so, PtreeMetaData *meta,
 
 		if (!so->hold)
 			CHECK_FOR_INTERRUPTS();
-		buf = ptree_scan_lock_page(index, so, blkno, meta->gen, PTREE_LEAF);
+		buf = ptree_scan_lock_page(index, so, from, blkno, &steps, meta->gen, PTREE_LEAF, 0);
 		if (!BufferIsValid(buf))
 			return;
 		page = BufferGetPage(buf);
@@ -475,15 +489,19 @@ ptree_scan_main(Relation index, PtreeScanOpaque so, PtreeMetaData *meta,
 		off = FirstOffsetNumber;
 		if (seeking)
 		{
-			off = ptree_leaf_lower(page, lower);
+			off = ptree_leaf_lower(index, page, blkno, lower);
 			seeking = off > maxoff;
 		}
 		for (; off <= maxoff; off++)
 		{
-			PtreeTuple	t = (PtreeTuple) PageGetItem(page, PageGetItemId(page, off));
+			PtreeTuple	t = ptree_page_tuple(index, page, blkno, off);
 			PtreeKey	k;
 
 			ptree_tuple_key(t, &k);
+			if (hasprev)
+				ptree_check_order(index, &prev, &k, blkno, off);
+			prev = k;
+			hasprev = true;
 			if (upper)
 			{
 				int			c = ptree_key_compare(&k, upper);
@@ -495,8 +513,15 @@ ptree_scan_main(Relation index, PtreeScanOpaque so, PtreeMetaData *meta,
 				}
 			}
 			if (ptree_matches(so, &k))
-				ptree_add_tids(so, PtreeTupleTids(t), t->ntids);
+				ptree_add_tids(so, ptree_tuple_tids(index, t, blkno, off), t->ntids);
 		}
+		/* the last key read stays for the next page's first */
+		if (hasprev && prev.data != prevbuf)
+		{
+			memcpy(prevbuf, prev.data, prev.len);
+			prev.data = prevbuf;
+		}
+		from = blkno;
 		blkno = PtreePageGetOpaque(page)->next;
 		UnlockReleaseBuffer(buf);
 		if (done)
@@ -592,6 +617,8 @@ static void
 ptree_scan_delta(Relation index, PtreeScanOpaque so, PtreeMetaData *meta)
 {
 	BlockNumber blkno = so->changed ? InvalidBlockNumber : meta->delta_head;
+	BlockNumber from = PTREE_METAPAGE_BLKNO;
+	uint32		steps = 0;
 
 	while (BlockNumberIsValid(blkno))
 	{
@@ -602,20 +629,21 @@ ptree_scan_delta(Relation index, PtreeScanOpaque so, PtreeMetaData *meta)
 
 		if (!so->hold)
 			CHECK_FOR_INTERRUPTS();
-		buf = ptree_scan_lock_page(index, so, blkno, meta->gen, PTREE_DELTA);
+		buf = ptree_scan_lock_page(index, so, from, blkno, &steps, meta->gen, PTREE_DELTA, 0);
 		if (!BufferIsValid(buf))
 			return;
 		page = BufferGetPage(buf);
 		maxoff = PageGetMaxOffsetNumber(page);
 		for (off = FirstOffsetNumber; off <= maxoff; off++)
 		{
-			PtreeTuple	t = (PtreeTuple) PageGetItem(page, PageGetItemId(page, off));
+			PtreeTuple	t = ptree_page_tuple(index, page, blkno, off);
 			PtreeKey	k;
 
 			ptree_tuple_key(t, &k);
 			if (ptree_matches(so, &k))
-				ptree_add_tids(so, PtreeTupleTids(t), t->ntids);
+				ptree_add_tids(so, ptree_tuple_tids(index, t, blkno, off), t->ntids);
 		}
+		from = blkno;
 		blkno = PtreePageGetOpaque(page)->next;
 		UnlockReleaseBuffer(buf);
 	}
@@ -716,13 +744,9 @@ ptree_collect(IndexScanDesc scan)
 		so->ntids = 0;
 		metabuf = ReadBuffer(index, PTREE_METAPAGE_BLKNO);
 		LockBuffer(metabuf, BUFFER_LOCK_SHARE);
-		meta = *PtreePageGetMeta(BufferGetPage(metabuf));
+		meta = *ptree_meta_check(index, BufferGetPage(metabuf));
 		if (!so->hold)
 			UnlockReleaseBuffer(metabuf);
-		if (meta.magic != PTREE_MAGIC)
-			ereport(ERROR,
-					(errcode(ERRCODE_INDEX_CORRUPTED),
-					 errmsg("index \"%s\" is not a gpuext_ptree index", RelationGetRelationName(index))));
 		ptree_collect_gen(index, so, &meta);
 		if (so->hold)
 			UnlockReleaseBuffer(metabuf);
