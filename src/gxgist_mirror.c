@@ -95,10 +95,7 @@ gxg_mirror_build(Relation index, uint64 *bytes)
 	if (meta->node_size >= 1 && meta->node_size <= GXG_MAX_NODE_SIZE)
 		stride = meta->node_size;
 	UnlockReleaseBuffer(metabuf);
-	if (root == GXG_META_BLKNO || root >= nblocks)
-		ereport(ERROR,
-				(errcode(ERRCODE_INDEX_CORRUPTED),
-				 errmsg("index \"%s\": root %u out of range", RelationGetRelationName(index), root)));
+	gxg_check_child(index, GXG_META_BLKNO, root);
 
 	/* nodes hold at most node_size entries; the slot is as wide as the widest */
 	for (;;)
@@ -121,7 +118,8 @@ gxg_mirror_build(Relation index, uint64 *bytes)
 			if (!PageIsNew(page))
 			{
 				int			n;
-				GxRtEntry  *entries = gxg_node_entries(index, page, blk, -1, &n);
+				GxRtEntry  *entries = gxg_node_entries(index, page, blk,
+													   blk == root ? (int) root_level : -1, &n);
 
 				if (n > (int) stride)
 					widest = Max(widest, (uint32) n);
