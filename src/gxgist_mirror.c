@@ -17,6 +17,7 @@
  */
 #include "postgres.h"
 
+#include "access/htup_details.h"
 #include "miscadmin.h"
 #include "storage/bufmgr.h"
 #include "utils/guc.h"
@@ -190,7 +191,10 @@ gxg_mirror_check(Relation index, const GxRtMirror *m)
 
 			if (level == 0)
 			{
-				gxg_check_tid(index, blk, &e[i]);
+				/* gxg_check_tid's test, here for every leaf entry of the index */
+				if (unlikely(e[i].off < FirstOffsetNumber || e[i].off > MaxHeapTuplesPerPage ||
+							 e[i].blk == InvalidBlockNumber))
+					gxg_check_tid(index, blk, &e[i]);
 				continue;
 			}
 			if (child == GXG_META_BLKNO || child >= m->nblocks)

@@ -14,10 +14,20 @@
 
 #include "storage/block.h"
 #include "storage/lockdefs.h"
-#include "utils/relcache.h"
+#include "utils/rel.h"
 
 extern Relation gx_open_index_of_am(Oid indexoid, const char *amname, LOCKMODE heaplock,
 									LOCKMODE indexlock, Relation *heap);
 extern BlockNumber gx_index_nblocks(Relation index, BlockNumber beyond);
+
+/*
+ * The number of blocks gx_index_nblocks remembers for the index (0 if
+ * none): block numbers below it exist, without asking the kernel
+ */
+static inline BlockNumber
+gx_index_nblocks_known(Relation index)
+{
+	return index->rd_amcache != NULL ? *(BlockNumber *) index->rd_amcache : 0;
+}
 
 #endif							/* GPUEXT_INDEXOPEN_H */

@@ -322,14 +322,7 @@ ptree_make_key(Oid typid, Datum value, bool isnull, PtreeKey *key, char *fixbuf)
 int
 ptree_key_compare(const PtreeKey *a, const PtreeKey *b)
 {
-	int			c;
-
-	if (a->isnull || b->isnull)
-		return (a->isnull ? 1 : 0) - (b->isnull ? 1 : 0);
-	c = memcmp(a->data, b->data, Min(a->len, b->len));
-	if (c != 0)
-		return c;
-	return (a->len > b->len) - (a->len < b->len);
+	return ptree_key_cmp(a, b);
 }
 
 /*

@@ -116,6 +116,11 @@ ptree_check_tuple(PtreeCheckState *cs, Page page, BlockNumber blkno, OffsetNumbe
 	ItemPointer tids;
 	int			i;
 
+	if (!(t->flags & PTREE_TUPLE_NULL) &&
+		(((cs->keytype == INT4OID || cs->keytype == DATEOID) && t->keylen != 4) ||
+		 ((cs->keytype == INT8OID || cs->keytype == TIMESTAMPOID) && t->keylen != 8)))
+		CORRUPT(cs, "Item (%u,%u) has a key of %u bytes.", blkno, off, t->keylen);
+
 	/* a directory tuple's TID is its child (ptree_check_main checks it) */
 	if (PtreePageGetOpaque(page)->type == PTREE_INNER)
 		return t;

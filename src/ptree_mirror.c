@@ -143,22 +143,14 @@ typedef struct PtreeMirrorBuild
 } PtreeMirrorBuild;
 
 /*
- * Append a posting list to the build (a new key, or more TIDs of the
- * last): tuple t's key and its TIDs, tids (checked)
+ * Append a posting list to the build: tuple t's key (a new key, or the
+ * last one again: same) and its TIDs, tids (checked)
  */
 static void
-ptree_mirror_add(PtreeMirrorBuild *b, PtreeTuple t, const ItemPointerData *tids)
+ptree_mirror_add(PtreeMirrorBuild *b, PtreeTuple t, const ItemPointerData *tids, bool same)
 {
 	int			i;
-	bool		same = false;
 
-	if (b->nkeys > 0)
-	{
-		uint32		lo = b->keyoff[b->nkeys - 1];
-
-		same = (b->keybytes - lo == t->keylen) &&
-			memcmp(b->keys + lo, t->data, t->keylen) == 0;
-	}
 	if (!same)
 	{
 		if (b->nkeys + 2 > b->maxkeys)
@@ -206,7 +198,7 @@ ptree_mirror_build(Relation index, PtreeMetaData *meta, bool hold, bool *too_lar
 	BlockNumber from = PTREE_METAPAGE_BLKNO;
 	uint32		steps = 0;
 	bool		hasprev = false;
-	PtreeKey	prev;
+	PtreeKey	prev = {false, 0, NULL};
 	uint32	   *slots;
 	uint32	   *root;
 	uint32	   *nodes;
@@ -269,15 +261,18 @@ ptree_mirror_build(Relation index, PtreeMetaData *meta, bool hold, bool *too_lar
 		{
 			PtreeTuple	t = ptree_page_tuple(index, page, blkno, o);
 			PtreeKey	k;
+			int			c;
 
+			/* in order (the lookups depend on it); equal: the same key goes on */
 			ptree_tuple_key(t, &k);
-			if (hasprev)
-				ptree_check_order(index, &prev, &k, blkno, o);
+			c = hasprev ? ptree_key_cmp(&prev, &k) : -1;
+			if (unlikely(c > 0))
+				ptree_order_corrupt(index, blkno, o);
 			hasprev = true;
 			prev = k;
 			if (!k.isnull)
 			{
-				ptree_mirror_add(&b, t, ptree_tuple_tids(index, t, blkno, o));
+				ptree_mirror_add(&b, t, ptree_tuple_tids(index, t, blkno, o), c == 0);
 				/* the key as the build keeps it: the page is released */
 				prev.data = b.keys + b.keyoff[b.nkeys - 1];
 			}

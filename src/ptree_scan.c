@@ -68,7 +68,7 @@ typedef PtreeScanOpaqueData *PtreeScanOpaque;
 static int
 ptree_key_qsort(const void *a, const void *b, void *arg)
 {
-	return ptree_key_compare((const PtreeKey *) a, (const PtreeKey *) b);
+	return ptree_key_cmp((const PtreeKey *) a, (const PtreeKey *) b);
 }
 
 /* for qsort of TIDs */
@@ -187,7 +187,7 @@ ptree_prepare_keys(IndexScanDesc scan)
 
 				qsort_arg(pk->elems, m, sizeof(PtreeKey), ptree_key_qsort, NULL);
 				for (j = 1; j < m; j++)
-					if (ptree_key_compare(&pk->elems[u - 1], &pk->elems[j]) != 0)
+					if (ptree_key_cmp(&pk->elems[u - 1], &pk->elems[j]) != 0)
 						pk->elems[u++] = pk->elems[j];
 				m = u;
 			}
@@ -240,7 +240,7 @@ ptree_in_array(const PtreeKey *key, const PtreeKey *elems, int n)
 	while (lo <= hi)
 	{
 		int			mid = lo + (hi - lo) / 2;
-		int			c = ptree_key_compare(&elems[mid], key);
+		int			c = ptree_key_cmp(&elems[mid], key);
 
 		if (c == 0)
 			return true;
@@ -277,7 +277,7 @@ ptree_matches(PtreeScanOpaque so, const PtreeKey *key)
 				return false;
 			continue;
 		}
-		c = ptree_key_compare(key, &pk->key);
+		c = ptree_key_cmp(key, &pk->key);
 		switch (pk->strategy)
 		{
 			case PTREE_LT:
@@ -404,11 +404,10 @@ ptree_find_leaf(Relation index, PtreeScanOpaque so, PtreeMetaData *meta, const P
 		while (lo <= hi)
 		{
 			OffsetNumber mid = lo + (hi - lo) / 2;
-			PtreeTuple	t = ptree_page_tuple(index, page, blkno, mid);
 			PtreeKey	k;
 
-			ptree_tuple_key(t, &k);
-			if (ptree_key_compare(&k, bound) < 0)
+			ptree_page_key(index, page, blkno, mid, &k);
+			if (ptree_key_cmp(&k, bound) < 0)
 			{
 				found = mid;
 				lo = mid + 1;
@@ -440,8 +439,8 @@ ptree_leaf_lower(Relation index, Page page, BlockNumber blkno, const PtreeKey *b
 		OffsetNumber mid = lo + (hi - lo) / 2;
 		PtreeKey	k;
 
-		ptree_tuple_key(ptree_page_tuple(index, page, blkno, mid), &k);
-		if (ptree_key_compare(&k, bound) < 0)
+		ptree_page_key(index, page, blkno, mid, &k);
+		if (ptree_key_cmp(&k, bound) < 0)
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -465,7 +464,7 @@ ptree_scan_main(Relation index, PtreeScanOpaque so, PtreeMetaData *meta,
 	uint32		steps = 0;
 	bool		seeking = lower != NULL;
 	bool		hasprev = false;
-	PtreeKey	prev;
+	PtreeKey	prev = {false, 0, NULL};
 	char		prevbuf[PTREE_MAX_KEY];
 
 	if (meta->levels == 0 || so->changed)
@@ -504,7 +503,7 @@ ptree_scan_main(Relation index, PtreeScanOpaque so, PtreeMetaData *meta,
 			hasprev = true;
 			if (upper)
 			{
-				int			c = ptree_key_compare(&k, upper);
+				int			c = ptree_key_cmp(&k, upper);
 
 				if (c > 0 || (c == 0 && !upper_incl))
 				{
@@ -694,12 +693,12 @@ ptree_collect_gen(Relation index, PtreeScanOpaque so, PtreeMetaData *meta)
 
 			if (pk->strategy == PTREE_EQ || pk->strategy == PTREE_GE || pk->strategy == PTREE_GT)
 			{
-				if (!lower || ptree_key_compare(&pk->key, lower) > 0)
+				if (!lower || ptree_key_cmp(&pk->key, lower) > 0)
 					lower = &pk->key;
 			}
 			if (pk->strategy == PTREE_EQ || pk->strategy == PTREE_LE || pk->strategy == PTREE_LT)
 			{
-				int			c = upper ? ptree_key_compare(&pk->key, upper) : -1;
+				int			c = upper ? ptree_key_cmp(&pk->key, upper) : -1;
 
 				if (c < 0 || (c == 0 && pk->strategy == PTREE_LT))
 				{

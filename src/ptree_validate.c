@@ -162,26 +162,6 @@ ptreevalidate(Oid opclassoid)
 			 errdetail(__VA_ARGS__)))
 
 /*
- * The length of every non-NULL key of an index on keytype, or 0 when keys
- * differ in length (text)
- */
-static uint16
-ptree_key_width(Oid keytype)
-{
-	switch (keytype)
-	{
-		case INT4OID:
-		case DATEOID:
-			return 4;
-		case INT8OID:
-		case TIMESTAMPOID:
-			return 8;
-		default:
-			return 0;
-	}
-}
-
-/*
  * ERROR unless the page header is that of a standard page with a ptree
  * special space whose item array and free space lie within it
  */
@@ -247,14 +227,15 @@ ptree_meta_check(Relation index, Page metapage)
 }
 
 /*
- * ERROR unless block 'to', which block 'from' (the metapage, or a page)
- * links to, is a page of the index other than the metapage.  With steps,
- * the count of pages read on the chain so far (counting 'to'), it must
- * also be below the index's number of blocks: a chain that visits more
- * pages than the index has loops.
+ * ptree_check_link (ptree.h) when its quick test fails: the index's block
+ * count read again, then ERROR unless block 'to', which block 'from' (the
+ * metapage, or a page) links to, is a page of the index other than the
+ * metapage.  With steps, the count of pages read on the chain so far
+ * (counting 'to'), it must also be below the index's number of blocks: a
+ * chain that visits more pages than the index has loops.
  */
 void
-ptree_check_link(Relation index, BlockNumber from, BlockNumber to, uint32 *steps)
+ptree_check_link_slow(Relation index, BlockNumber from, BlockNumber to, uint32 *steps)
 {
 	BlockNumber nblocks;
 
@@ -274,16 +255,15 @@ ptree_check_link(Relation index, BlockNumber from, BlockNumber to, uint32 *steps
 }
 
 /*
- * Check a page that a reader of generation gen found at block blkno,
- * where it expects a page of that type and level: false (nothing else
+ * ptree_page_ok (ptree.h) when its quick test fails: false (nothing else
  * checked) when the page carries another generation, which a concurrent
  * merge may have given it since the reader read the metapage; ERROR for a
  * damaged header, a page of the reader's generation of another type or
  * level, or one without items (no page of the index is written empty).
  */
 bool
-ptree_page_ok(Relation index, Page page, BlockNumber blkno, uint32 gen, uint16 type,
-			  uint16 level)
+ptree_page_ok_slow(Relation index, Page page, BlockNumber blkno, uint32 gen, uint16 type,
+				   uint16 level)
 {
 	PtreePageOpaque opaque;
 
@@ -315,21 +295,16 @@ ptree_page_check(Relation index, Page page, BlockNumber blkno, uint32 gen, uint1
 }
 
 /*
- * Tuple off (at most the page's last) of a page that ptree_page_ok
- * accepted, checked: a normal line pointer to an item within the page's
- * tuple space, whose length is exactly that of its key and TIDs; a key no
- * longer than PTREE_MAX_KEY, of the type's width (none if NULL); at least
- * one TID, exactly one in directory and delta tuples
+ * ERROR for tuple off of block blkno, which ptree_page_tuple found wrong:
+ * says what is (out of line, so that the check itself stays small)
  */
-PtreeTuple
-ptree_page_tuple(Relation index, Page page, BlockNumber blkno, OffsetNumber off)
+void
+ptree_tuple_corrupt(Relation index, Page page, BlockNumber blkno, OffsetNumber off)
 {
 	PageHeader	ph = (PageHeader) page;
 	ItemId		iid = PageGetItemId(page, off);
 	PtreeTuple	tup;
-	uint16		width;
 
-	Assert(off >= FirstOffsetNumber && off <= PageGetMaxOffsetNumber(page));
 	if (!ItemIdIsNormal(iid) || ItemIdGetOffset(iid) < ph->pd_upper ||
 		ItemIdGetOffset(iid) != MAXALIGN(ItemIdGetOffset(iid)) ||
 		ItemIdGetLength(iid) < PTREE_TUPLE_HDR ||
@@ -345,23 +320,19 @@ ptree_page_tuple(Relation index, Page page, BlockNumber blkno, OffsetNumber off)
 						   tup->keylen, tup->ntids, ItemIdGetLength(iid));
 	if ((tup->flags & ~PTREE_TUPLE_NULL) != 0)
 		PTREE_CORRUPT_ITEM(index, blkno, off, "The tuple has unknown flags %04x.", tup->flags);
-	width = ptree_key_width(index->rd_opcintype[0]);
-	if ((tup->flags & PTREE_TUPLE_NULL) ? tup->keylen != 0 : (width != 0 && tup->keylen != width))
-		PTREE_CORRUPT_ITEM(index, blkno, off, "The tuple's %skey has %u bytes.",
-						   (tup->flags & PTREE_TUPLE_NULL) ? "NULL " : "", tup->keylen);
 	if (tup->ntids != 1 && PtreePageGetOpaque(page)->type != PTREE_LEAF)
 		PTREE_CORRUPT_ITEM(index, blkno, off, "The %s tuple has %u TIDs.",
 						   PtreePageGetOpaque(page)->type == PTREE_DELTA ? "delta" : "directory",
 						   tup->ntids);
-	return tup;
+	PTREE_CORRUPT_ITEM(index, blkno, off, "The tuple is NULL with a key of %u bytes.", tup->keylen);
 }
 
 /*
- * The TIDs of a leaf or delta tuple (item off of block blkno), checked to
- * be heap TIDs: a valid block, an offset from 1 to MaxHeapTuplesPerPage
+ * ERROR for tuple off of block blkno, a TID of which ptree_tuple_tids
+ * found not to be a heap TID: says which
  */
-ItemPointer
-ptree_tuple_tids(Relation index, PtreeTuple tup, BlockNumber blkno, OffsetNumber off)
+void
+ptree_tids_corrupt(Relation index, PtreeTuple tup, BlockNumber blkno, OffsetNumber off)
 {
 	ItemPointer tids = PtreeTupleTids(tup);
 	int			i;
@@ -370,22 +341,19 @@ ptree_tuple_tids(Relation index, PtreeTuple tup, BlockNumber blkno, OffsetNumber
 	{
 		OffsetNumber toff = ItemPointerGetOffsetNumberNoCheck(&tids[i]);
 
-		if (toff < FirstOffsetNumber || toff > MaxHeapTuplesPerPage ||
-			!BlockNumberIsValid(ItemPointerGetBlockNumberNoCheck(&tids[i])))
+		if (toff < FirstOffsetNumber || toff > MaxHeapTuplesPerPage)
 			PTREE_CORRUPT_ITEM(index, blkno, off, "TID %d of the tuple is (%u,%u).", i + 1,
 							   ItemPointerGetBlockNumberNoCheck(&tids[i]), toff);
 	}
-	return tids;
+	elog(ERROR, "gpuext_ptree: no bad TID in item %u of block %u", off, blkno);
 }
 
 /*
- * ERROR if key (item off of block blkno) sorts before prev, the key read
- * before it on the leaf chain or directory level
+ * ERROR: the key of item off of block blkno sorts before the key read
+ * before it on the leaf chain (ptree_check_order)
  */
 void
-ptree_check_order(Relation index, const PtreeKey *prev, const PtreeKey *key, BlockNumber blkno,
-				  OffsetNumber off)
+ptree_order_corrupt(Relation index, BlockNumber blkno, OffsetNumber off)
 {
-	if (ptree_key_compare(prev, key) > 0)
-		PTREE_CORRUPT_ITEM(index, blkno, off, "Its key sorts before the key before it.");
+	PTREE_CORRUPT_ITEM(index, blkno, off, "Its key sorts before the key before it.");
 }
