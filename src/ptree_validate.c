@@ -12,15 +12,18 @@
  *
  * Every reader of the index (scans, batched lookups and the mirror build,
  * merges and VACUUM, inserts, the checker) reads the metapage, pages,
- * tuples and TIDs through the functions below, which check them as
- * PostgreSQL's own access methods check theirs, cheaply: the page header
- * and special space once per page read, the line pointer and the tuple's
- * sizes per tuple used, TIDs where they are handed on, and every block
- * number followed (in range, and no chain longer than the index, so that a
- * loop is an error rather than a hang).  What they find wrong is an ERROR
- * with ERRCODE_INDEX_CORRUPTED naming the index, the block and the item.
- * What they do not find: keys or TIDs changed into other valid ones (the
- * checker's heapallindexed finds rows the index misses).
+ * tuples and TIDs through the checks below and their inline parts in
+ * ptree.h (ptree_page_ok, ptree_page_tuple, ptree_page_key,
+ * ptree_tuple_tids, ptree_check_link, ptree_check_order), cheaply: the
+ * page header and special space once per page read, the line pointer and
+ * the tuple's sizes per tuple used, TIDs where they are handed on, keys in
+ * order where a walk depends on it, and every block number followed (in
+ * range, and no chain longer than the index, so that a loop is an error
+ * rather than a hang).  The common case is decided inline; the functions
+ * here report what is wrong, as an ERROR with ERRCODE_INDEX_CORRUPTED
+ * naming the index, the block and the item.  What they do not find: keys
+ * or TIDs changed into other valid ones (the checker's heapallindexed
+ * finds rows the index misses).
  *
  * IDENTIFICATION
  *		src/ptree_validate.c
