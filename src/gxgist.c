@@ -88,6 +88,7 @@
 
 #include "costparams.h"
 #include "gxgist.h"
+#include "indexopen.h"
 
 PG_FUNCTION_INFO_V1(gpuext_gist_handler);
 
@@ -174,19 +175,110 @@ gxg_new_buffer(Relation index)
 	return buf;
 }
 
-/* Check the metapage, with a clean error for anything else */
+/*
+ * ERROR: the index is corrupted at block blk (what: how).  The checker,
+ * the walks, inserts and VACUUM all report corruption so.
+ */
+void
+gxg_corrupt(Relation index, BlockNumber blk, const char *what)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_INDEX_CORRUPTED),
+			 errmsg("gpuext_gist index \"%s\" is corrupted at block %u: %s",
+					RelationGetRelationName(index), blk, what)));
+}
+
+/*
+ * Check the metapage, with a clean error for anything else: the page, its
+ * magic and version, and the fields readers rely on (a node size that
+ * fits a page, a root that is not the metapage, a root level a page can
+ * carry).  Whether the root lies within the index is checked where it is
+ * followed (gxg_check_child).
+ */
 GxgMetaPageData *
 gxg_check_meta(Relation index, Page page)
 {
 	GxgMetaPageData *meta = GxgPageGetMeta(page);
 
-	if (PageIsNew(page) || !GxgPageIsMeta(page) ||
+	if (PageIsNew(page) ||
+		((PageHeader) page)->pd_special != BLCKSZ - MAXALIGN(sizeof(GxgPageOpaqueData)) ||
+		!GxgPageIsMeta(page) ||
 		meta->magic != GXG_MAGIC || meta->version != GXG_VERSION)
 		ereport(ERROR,
 				(errcode(ERRCODE_INDEX_CORRUPTED),
 				 errmsg("index \"%s\" has no valid gpuext_gist metapage",
 						RelationGetRelationName(index))));
+	if (meta->node_size < GXG_MIN_NODE_SIZE || meta->node_size > GXG_MAX_NODE_SIZE)
+		gxg_corrupt(index, GXG_META_BLKNO, "node size out of range");
+	if (meta->root == GXG_META_BLKNO || meta->root_level > PG_UINT16_MAX)
+		gxg_corrupt(index, GXG_META_BLKNO, "root block or root level out of range");
 	return meta;
+}
+
+/*
+ * The entries (*n of them) of the node at block blkno, checked as every
+ * reader checks a node, once per page read: an initialized page with the
+ * node's special space and page id, not the metapage, an entry array of
+ * whole entries within the page, at the level the reader expects (level;
+ * -1: any), a leaf exactly at level 0, an inner node not empty
+ */
+GxRtEntry *
+gxg_node_entries(Relation index, Page page, BlockNumber blkno, int level, int *n)
+{
+	PageHeader	ph = (PageHeader) page;
+	GxgPageOpaque opaque;
+
+	if (PageIsNew(page))
+		gxg_corrupt(index, blkno, "a child pointer leads to an empty page");
+	if (PageGetPageSize(page) != BLCKSZ ||
+		ph->pd_special != BLCKSZ - MAXALIGN(sizeof(GxgPageOpaqueData)))
+		gxg_corrupt(index, blkno, "not a gpuext_gist node");
+	opaque = GxgPageGetOpaque(page);
+	if (opaque->page_id != GXG_PAGE_ID || (opaque->flags & ~GXG_LEAF) != 0)
+		gxg_corrupt(index, blkno, "not a gpuext_gist node");
+	if (ph->pd_lower < MAXALIGN(SizeOfPageHeaderData) || ph->pd_lower > ph->pd_special ||
+		(ph->pd_lower - MAXALIGN(SizeOfPageHeaderData)) % sizeof(GxRtEntry) != 0)
+		gxg_corrupt(index, blkno, "entry array length is not a whole number of entries");
+	if (level >= 0 && opaque->level != level)
+		gxg_corrupt(index, blkno, "level differs from the parent's");
+	if (((opaque->flags & GXG_LEAF) != 0) != (opaque->level == 0))
+		gxg_corrupt(index, blkno, "leaf flag differs from the level");
+	*n = GxgPageGetNEntries(page);
+	if (*n == 0 && opaque->level > 0)
+		gxg_corrupt(index, blkno, "empty inner node");
+	return GxgPageGetEntries(page);
+}
+
+/*
+ * ERROR unless block child, which an entry of block parent (or the
+ * metapage) links to, is a block of the index other than the metapage
+ */
+void
+gxg_check_child(Relation index, BlockNumber parent, BlockNumber child)
+{
+	if (child == GXG_META_BLKNO || child >= gx_index_nblocks(index, child))
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("gpuext_gist index \"%s\" is corrupted at block %u: child pointer out of range",
+						RelationGetRelationName(index), parent),
+				 errdetail("It leads to block %u; the index has %u blocks.", child,
+						   gx_index_nblocks(index, child))));
+}
+
+/*
+ * ERROR unless leaf entry e of block blkno holds a heap TID: a valid
+ * block, an offset from 1 to MaxHeapTuplesPerPage
+ */
+void
+gxg_check_tid(Relation index, BlockNumber blkno, const GxRtEntry *e)
+{
+	if (e->off < FirstOffsetNumber || e->off > MaxHeapTuplesPerPage ||
+		!BlockNumberIsValid(e->blk))
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("gpuext_gist index \"%s\" is corrupted at block %u: invalid heap TID",
+						RelationGetRelationName(index), blkno),
+				 errdetail("A leaf entry holds TID (%u,%u).", e->blk, e->off)));
 }
 
 /*

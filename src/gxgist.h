@@ -114,7 +114,12 @@ extern void gxg_union_add(GxRtEntry *acc, const GxRtEntry *e);
 extern bool gxg_covers(const GxRtEntry *outer, const GxRtEntry *inner);
 extern void gxg_set_nentries(Page page, int n);
 extern Buffer gxg_new_buffer(Relation index);
+/* the checked reads of every reader: ERROR ERRCODE_INDEX_CORRUPTED naming the block */
+extern void gxg_corrupt(Relation index, BlockNumber blk, const char *what) pg_attribute_noreturn();
 extern GxgMetaPageData *gxg_check_meta(Relation index, Page page);
+extern GxRtEntry *gxg_node_entries(Relation index, Page page, BlockNumber blkno, int level, int *n);
+extern void gxg_check_child(Relation index, BlockNumber parent, BlockNumber child);
+extern void gxg_check_tid(Relation index, BlockNumber blkno, const GxRtEntry *e);
 
 /* gxgist_join.c */
 extern void gx_gist_join_init(void);
@@ -156,7 +161,7 @@ extern void gxg_device_mark_all_visible(GxgDevice *dev, Relation index, Relation
 extern void gxg_device_explain(GxgDevice *dev, ExplainState *es);
 
 /* gxgist_batch.c */
-extern void gxg_batch_meta(Relation index, BlockNumber *root, uint64 *splits);
+extern void gxg_batch_meta(Relation index, BlockNumber *root, uint64 *splits, uint32 *root_level);
 extern void gxg_meta_version(Relation index, GxgMetaVersion *v);
 extern void gxg_mark_all_visible(Relation heap, GxRtPair *pairs, int64 n);
 /* GxRtPair.pad of a pair whose heap page was all-visible (gxg_walk) */
@@ -175,6 +180,7 @@ extern int	gxg_gpu_min_batch;
 extern bool gxg_device_cache;
 extern void gx_gist_mirror_init(void);
 extern GxRtMirror *gxg_mirror_build(Relation index, uint64 *bytes);
+extern void gxg_mirror_check(Relation index, const GxRtMirror *m);
 
 /* gxgist_vacuum.c */
 extern IndexBulkDeleteResult *gxg_bulkdelete(IndexVacuumInfo *info,

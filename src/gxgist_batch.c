@@ -147,9 +147,9 @@ gxg_sort_pairs(GxRtPair *pairs, int64 n, bool by_query)
 	pfree(tmp);
 }
 
-/* The metapage's root and split count */
+/* The metapage's root, split count and (unless NULL) root level */
 void
-gxg_batch_meta(Relation index, BlockNumber *root, uint64 *splits)
+gxg_batch_meta(Relation index, BlockNumber *root, uint64 *splits, uint32 *root_level)
 {
 	Buffer		metabuf = ReadBuffer(index, GXG_META_BLKNO);
 	GxgMetaPageData *meta;
@@ -158,6 +158,8 @@ gxg_batch_meta(Relation index, BlockNumber *root, uint64 *splits)
 	meta = gxg_check_meta(index, BufferGetPage(metabuf));
 	*root = meta->root;
 	*splits = meta->split_count;
+	if (root_level)
+		*root_level = meta->root_level;
 	UnlockReleaseBuffer(metabuf);
 }
 
@@ -245,6 +247,12 @@ gxg_mark_all_visible(Relation heap, GxRtPair *pairs, int64 n)
  * Locking: the metapage's heavyweight lock in share mode (inserts take it
  * exclusively); on a standby, where replay takes no such lock, the walk
  * starts over if the split count changed meanwhile (src/gxgist.c).
+ *
+ * Every node is checked as it is read (gxg_node_entries), at the level the
+ * walk is at: one below its parent's, the root at the metapage's root
+ * level, so a walk ends after root level + 1 levels.  A node that two
+ * entries of the level above lead the same query to is corruption too, so
+ * a level never has more visits than the index has nodes times queries.
  */
 static GxRtPair *
 gxg_walk_pages(Relation index, const GxRtQuery *drive, uint32 ndrive,
@@ -261,15 +269,18 @@ gxg_walk_pages(Relation index, const GxRtQuery *drive, uint32 ndrive,
 	for (;;)
 	{
 		BlockNumber root;
+		uint32		root_level;
 		uint64		splits_before;
 		uint64		splits_after;
 		GxgVisits	level = {NULL, 0, 0};
+		int			depth;
 
-		gxg_batch_meta(index, &root, &splits_before);
+		gxg_batch_meta(index, &root, &splits_before, &root_level);
+		gxg_check_child(index, GXG_META_BLKNO, root);
 		for (uint32 q = 0; q < ndrive; q++)
 			gxg_push_visit(&level, root, q);
 
-		while (level.n > 0)
+		for (depth = (int) root_level; level.n > 0; depth--)
 		{
 			GxgVisits	next = {NULL, 0, 0};
 			int64		run = 0;
@@ -300,16 +311,8 @@ gxg_walk_pages(Relation index, const GxRtQuery *drive, uint32 ndrive,
 				buf = ReadBuffer(index, blk);
 				LockBuffer(buf, BUFFER_LOCK_SHARE);
 				page = BufferGetPage(buf);
-				if (PageIsNew(page) || GxgPageIsMeta(page) ||
-					GxgPageGetOpaque(page)->page_id != GXG_PAGE_ID ||
-					GxgPageGetNEntries(page) > GXG_MAX_NODE_SIZE)
-					ereport(ERROR,
-							(errcode(ERRCODE_INDEX_CORRUPTED),
-							 errmsg("index \"%s\" block %u is not a gpuext_gist node",
-									RelationGetRelationName(index), blk)));
-				entries = GxgPageGetEntries(page);
-				n = GxgPageGetNEntries(page);
-				leaf = GxgPageIsLeaf(page);
+				entries = gxg_node_entries(index, page, blk, depth, &n);
+				leaf = depth == 0;
 
 				/* the filter keys, once per entry */
 				if (nfilterkeys > 0)
@@ -319,18 +322,27 @@ gxg_walk_pages(Relation index, const GxRtQuery *drive, uint32 ndrive,
 				for (int64 v = run; v < run_end; v++)
 				{
 					uint32		q = level.v[v].query;
-					int			nhit = gx_rt_node_matches(entries, n, leaf, &drive[q],
-														  nfilterkeys > 0 ? pass : NULL,
-														  hits);
+					int			nhit;
 
+					/* sorted by node, then query: a repeat is adjacent */
+					if (v > run && level.v[v - 1].query == q)
+						gxg_corrupt(index, blk, "two entries of the level above lead to the node");
+					nhit = gx_rt_node_matches(entries, n, leaf, &drive[q],
+											  nfilterkeys > 0 ? pass : NULL, hits);
 					for (int h = 0; h < nhit; h++)
 					{
 						const GxRtEntry *e = &entries[hits[h]];
 
 						if (leaf)
+						{
+							gxg_check_tid(index, blk, e);
 							gxg_push_pair(&pairs, q, e->blk, e->off);
+						}
 						else
+						{
+							gxg_check_child(index, blk, e->blk);
 							gxg_push_visit(&next, e->blk, q);
+						}
 					}
 				}
 				UnlockReleaseBuffer(buf);
@@ -340,7 +352,7 @@ gxg_walk_pages(Relation index, const GxRtQuery *drive, uint32 ndrive,
 			level = next;
 		}
 
-		gxg_batch_meta(index, &root, &splits_after);
+		gxg_batch_meta(index, &root, &splits_after, NULL);
 		if (splits_after == splits_before)
 			break;
 		/* a split was replayed meanwhile (standby) */

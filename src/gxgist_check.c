@@ -63,16 +63,6 @@ typedef struct GxgCheckItem
 	bool		has_bound;
 } GxgCheckItem;
 
-/* ERROR: the index is corrupted, at blk */
-static void
-gxg_corrupt(Relation index, BlockNumber blk, const char *what)
-{
-	ereport(ERROR,
-			(errcode(ERRCODE_INDEX_CORRUPTED),
-			 errmsg("gpuext_gist index \"%s\" is corrupted at block %u: %s",
-					RelationGetRelationName(index), blk, what)));
-}
-
 /* qsort order of leaf entries by heap TID */
 static int
 gxg_cmp_entry_tid(const void *a, const void *b)
@@ -124,7 +114,6 @@ gxg_check_structure(Relation index, GxgCheckState *st)
 		GxgCheckItem item = stack[--nstack];
 		Buffer		buf;
 		Page		page;
-		GxgPageOpaque opaque;
 		GxRtEntry  *entries;
 		int			n;
 
@@ -138,25 +127,10 @@ gxg_check_structure(Relation index, GxgCheckState *st)
 		buf = ReadBuffer(index, item.blk);
 		LockBuffer(buf, BUFFER_LOCK_SHARE);
 		page = BufferGetPage(buf);
-		if (PageIsNew(page))
-			gxg_corrupt(index, item.blk, "a child pointer leads to an empty page");
-		opaque = GxgPageGetOpaque(page);
-		if (PageGetSpecialSize(page) != MAXALIGN(sizeof(GxgPageOpaqueData)) ||
-			opaque->page_id != GXG_PAGE_ID || (opaque->flags & GXG_META))
-			gxg_corrupt(index, item.blk, "not a gpuext_gist node");
-		if (opaque->level != item.level)
-			gxg_corrupt(index, item.blk, "level differs from the parent's");
-		if (((opaque->flags & GXG_LEAF) != 0) != (item.level == 0))
-			gxg_corrupt(index, item.blk, "leaf flag differs from the level");
-		if (((PageHeader) page)->pd_lower < MAXALIGN(SizeOfPageHeaderData) ||
-			(((PageHeader) page)->pd_lower - MAXALIGN(SizeOfPageHeaderData)) % sizeof(GxRtEntry) != 0)
-			gxg_corrupt(index, item.blk, "entry array length is not a whole number of entries");
-		n = GxgPageGetNEntries(page);
+		/* as every reader checks a node, at the level its parent says */
+		entries = gxg_node_entries(index, page, item.blk, item.level, &n);
 		if (n > (int) meta.node_size)
 			gxg_corrupt(index, item.blk, "more entries than the node size");
-		if (n == 0 && item.level > 0)
-			gxg_corrupt(index, item.blk, "empty inner node");
-		entries = GxgPageGetEntries(page);
 
 		for (int i = 0; i < n; i++)
 		{
@@ -179,8 +153,7 @@ gxg_check_structure(Relation index, GxgCheckState *st)
 			}
 			else
 			{
-				if (e->off == 0 || e->off > MaxOffsetNumber)
-					gxg_corrupt(index, item.blk, "invalid heap TID");
+				gxg_check_tid(index, item.blk, e);
 				if (st->nleaf == st->capacity)
 				{
 					st->capacity *= 2;

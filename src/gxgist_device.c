@@ -250,7 +250,9 @@ gxg_device_off(GxgDevice *dev, const char *why)
 
 /*
  * Copy the tree under the lock that keeps inserts out (on a standby, where
- * replay takes no such lock, again until no split was replayed meanwhile).
+ * replay takes no such lock, again until no split was replayed meanwhile),
+ * and check the copy's structure, which the engines trust
+ * (gxg_mirror_check).
  */
 static GxRtMirror *
 gxg_device_copy_tree(Relation index, uint64 *bytes)
@@ -266,15 +268,16 @@ gxg_device_copy_tree(Relation index, uint64 *bytes)
 		uint64		before;
 		uint64		after;
 
-		gxg_batch_meta(index, &root, &before);
+		gxg_batch_meta(index, &root, &before, NULL);
 		m = gxg_mirror_build(index, bytes);
-		gxg_batch_meta(index, &root, &after);
+		gxg_batch_meta(index, &root, &after, NULL);
 		if (before == after)
 			break;
 		pfree(m);
 	}
 	if (locked)
 		UnlockPage(index, GXG_META_BLKNO, ShareLock);
+	gxg_mirror_check(index, m);
 	return m;
 }
 

@@ -242,6 +242,7 @@ gxg_insert(Relation index, Datum *values, bool *isnull,
 	GenericXLogState *state;
 	Page		page;
 	int			n;
+	int			level;
 
 	if (isnull[0])
 		return false;
@@ -255,23 +256,40 @@ gxg_insert(Relation index, Datum *values, bool *isnull,
 	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
 	meta = gxg_check_meta(index, BufferGetPage(metabuf));
 	node_size = meta->node_size;
+	level = (int) meta->root_level;
 
+	/*
+	 * Every node is checked before it is changed (gxg_node_entries), at the
+	 * level the descent expects: one below its parent's, which also keeps
+	 * a child pointer to the node itself or above it from locking a buffer
+	 * this backend holds.
+	 */
+	gxg_check_child(index, GXG_META_BLKNO, meta->root);
 	buf = ReadBuffer(index, meta->root);
 	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
-	if (GxgPageGetNEntries(BufferGetPage(buf)) >= node_size)
+	gxg_node_entries(index, BufferGetPage(buf), meta->root, level, &n);
+	if (n >= node_size)
+	{
 		buf = gxg_split_root(index, metabuf, buf);
+		level++;
+	}
 
 	/* down the inner levels; every node visited has room for one more */
-	while (!GxgPageIsLeaf(BufferGetPage(buf)))
+	while (level > 0)
 	{
 		Page		ppage = BufferGetPage(buf);
 		int			i = gxg_choose(GxgPageGetEntries(ppage), GxgPageGetNEntries(ppage), &key);
+		BlockNumber child = GxgPageGetEntries(ppage)[i].blk;
 		Buffer		childbuf;
 
 		CHECK_FOR_INTERRUPTS();
-		childbuf = ReadBuffer(index, GxgPageGetEntries(ppage)[i].blk);
+		gxg_check_child(index, BufferGetBlockNumber(buf), child);
+		if (child == BufferGetBlockNumber(buf))
+			gxg_corrupt(index, child, "a node is its own child");
+		childbuf = ReadBuffer(index, child);
 		LockBuffer(childbuf, BUFFER_LOCK_EXCLUSIVE);
-		if (GxgPageGetNEntries(BufferGetPage(childbuf)) >= node_size)
+		gxg_node_entries(index, BufferGetPage(childbuf), child, level - 1, &n);
+		if (n >= node_size)
 		{
 			int			i_sib;
 			Buffer		sibbuf = gxg_split_child(index, metabuf, buf, i, childbuf, &i_sib);
@@ -298,6 +316,7 @@ gxg_insert(Relation index, Datum *values, bool *isnull,
 		}
 		UnlockReleaseBuffer(buf);
 		buf = childbuf;
+		level--;
 	}
 
 	state = GenericXLogStart(index);

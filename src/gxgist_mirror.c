@@ -17,6 +17,7 @@
  */
 #include "postgres.h"
 
+#include "access/htup_details.h"
 #include "miscadmin.h"
 #include "storage/bufmgr.h"
 #include "utils/guc.h"
@@ -68,7 +69,9 @@ gx_gist_mirror_init(void)
 /*
  * Copy the index into a mirror (palloc'd in the current context); *bytes
  * gets its size.  The caller holds the lock that keeps inserts out (or, on
- * a standby, checks the split count around it).
+ * a standby, checks the split count around it), then checks the copy's
+ * structure (gxg_mirror_check).  Every page but the all-zero ones (left by
+ * a crash) must be a node (gxg_node_entries).
  */
 GxRtMirror *
 gxg_mirror_build(Relation index, uint64 *bytes)
@@ -93,10 +96,7 @@ gxg_mirror_build(Relation index, uint64 *bytes)
 	if (meta->node_size >= 1 && meta->node_size <= GXG_MAX_NODE_SIZE)
 		stride = meta->node_size;
 	UnlockReleaseBuffer(metabuf);
-	if (root == GXG_META_BLKNO || root >= nblocks)
-		ereport(ERROR,
-				(errcode(ERRCODE_INDEX_CORRUPTED),
-				 errmsg("index \"%s\": root %u out of range", RelationGetRelationName(index), root)));
+	gxg_check_child(index, GXG_META_BLKNO, root);
 
 	/* nodes hold at most node_size entries; the slot is as wide as the widest */
 	for (;;)
@@ -116,11 +116,11 @@ gxg_mirror_build(Relation index, uint64 *bytes)
 			buf = ReadBuffer(index, blk);
 			LockBuffer(buf, BUFFER_LOCK_SHARE);
 			page = BufferGetPage(buf);
-			if (!PageIsNew(page) && !GxgPageIsMeta(page) &&
-				GxgPageGetOpaque(page)->page_id == GXG_PAGE_ID &&
-				GxgPageGetNEntries(page) <= GXG_MAX_NODE_SIZE)
+			if (!PageIsNew(page))
 			{
-				int			n = GxgPageGetNEntries(page);
+				int			n;
+				GxRtEntry  *entries = gxg_node_entries(index, page, blk,
+													   blk == root ? (int) root_level : -1, &n);
 
 				if (n > (int) stride)
 					widest = Max(widest, (uint32) n);
@@ -128,8 +128,7 @@ gxg_mirror_build(Relation index, uint64 *bytes)
 				{
 					counts[blk] = (uint16) n | GX_RT_NODE_BIT |
 						(GxgPageIsLeaf(page) ? GX_RT_LEAF_BIT : 0);
-					memcpy(nodes + (Size) blk * stride, GxgPageGetEntries(page),
-						   n * sizeof(GxRtEntry));
+					memcpy(nodes + (Size) blk * stride, entries, n * sizeof(GxRtEntry));
 				}
 			}
 			UnlockReleaseBuffer(buf);
@@ -150,4 +149,70 @@ gxg_mirror_build(Relation index, uint64 *bytes)
 	m->total_bytes = total;
 	*bytes = total;
 	return m;
+}
+
+/*
+ * Check the structure of a mirror as the walks over the pages check it as
+ * they go (src/gxgist_batch.c), since the engines trust it: from the root,
+ * every child pointer leads to a node of the mirror other than the
+ * metapage, reached only once, a leaf exactly one level above the
+ * leaves, every leaf entry a heap TID.  ERROR ERRCODE_INDEX_CORRUPTED
+ * naming the block whose entry is wrong.
+ */
+void
+gxg_mirror_check(Relation index, const GxRtMirror *m)
+{
+	const uint16 *counts = gx_rt_mirror_counts(m);
+	const GxRtEntry *nodes = gx_rt_mirror_nodes(m);
+	bool	   *seen = palloc0(m->nblocks * sizeof(bool));
+	uint32	   *stack_blk = palloc(m->nblocks * sizeof(uint32));
+	uint32	   *stack_level = palloc(m->nblocks * sizeof(uint32));
+	uint32		nstack = 0;
+
+	if (m->root == GXG_META_BLKNO || m->root >= m->nblocks ||
+		(counts[m->root] & GX_RT_NODE_BIT) == 0 ||
+		((counts[m->root] & GX_RT_LEAF_BIT) != 0) != (m->root_level == 0))
+		gxg_corrupt(index, GXG_META_BLKNO, "the root is not a node at the root level");
+	seen[m->root] = true;
+	stack_blk[nstack] = m->root;
+	stack_level[nstack] = m->root_level;
+	nstack++;
+	while (nstack > 0)
+	{
+		uint32		blk = stack_blk[--nstack];
+		uint32		level = stack_level[nstack];
+		uint32		n = counts[blk] & GX_RT_COUNT_MASK;
+		const GxRtEntry *e = nodes + (Size) blk * m->node_stride;
+
+		CHECK_FOR_INTERRUPTS();
+		for (uint32 i = 0; i < n; i++)
+		{
+			uint32		child = e[i].blk;
+
+			if (level == 0)
+			{
+				/* gxg_check_tid's test, here for every leaf entry of the index */
+				if (unlikely(e[i].off < FirstOffsetNumber || e[i].off > MaxHeapTuplesPerPage ||
+							 e[i].blk == InvalidBlockNumber))
+					gxg_check_tid(index, blk, &e[i]);
+				continue;
+			}
+			if (child == GXG_META_BLKNO || child >= m->nblocks)
+				gxg_corrupt(index, blk, "child pointer out of range");
+			if ((counts[child] & GX_RT_NODE_BIT) == 0)
+				gxg_corrupt(index, blk, "a child pointer leads to a page that is not a node");
+			if (((counts[child] & GX_RT_LEAF_BIT) != 0) != (level == 1))
+				gxg_corrupt(index, child, "level differs from the parent's");
+			if (seen[child])
+				gxg_corrupt(index, child, "node reached twice");
+			seen[child] = true;
+			/* each node is pushed once: the stack never holds more than nblocks */
+			stack_blk[nstack] = child;
+			stack_level[nstack] = level - 1;
+			nstack++;
+		}
+	}
+	pfree(seen);
+	pfree(stack_blk);
+	pfree(stack_level);
 }

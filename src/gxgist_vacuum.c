@@ -55,13 +55,18 @@ gxg_vacuum_scan(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 			LockBuffer(buf, callback ? BUFFER_LOCK_EXCLUSIVE : BUFFER_LOCK_SHARE);
 			page = BufferGetPage(buf);
 			/* all-zero pages: extended by an insert that crashed */
-			if (PageIsNew(page) || !GxgPageIsLeaf(page))
+			if (PageIsNew(page))
 			{
 				UnlockReleaseBuffer(buf);
 				continue;
 			}
-			entries = GxgPageGetEntries(page);
-			n = GxgPageGetNEntries(page);
+			/* any other page is a node, checked before it is changed */
+			entries = gxg_node_entries(index, page, blkno, -1, &n);
+			if (!GxgPageIsLeaf(page))
+			{
+				UnlockReleaseBuffer(buf);
+				continue;
+			}
 			if (callback)
 			{
 				ItemPointerData tid;

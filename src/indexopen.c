@@ -1,7 +1,10 @@
 /*-------------------------------------------------------------------------
  * indexopen.c
  *		Opening a relation named by an SQL function's argument (the
- *		checkers, the batch probe, the page counts).
+ *		checkers, the batch probe, the page counts), and the number of
+ *		blocks of an index, which readers check the block numbers they
+ *		follow against (remembered in the relcache entry, so that a scan
+ *		does not ask the kernel each time).
  *
  * The caller's privileges are checked on the OID before any lock is
  * taken, as PostgreSQL's own commands check while they look a name up: a
@@ -27,6 +30,7 @@
 #include "catalog/pg_class.h"
 #include "commands/defrem.h"
 #include "miscadmin.h"
+#include "storage/bufmgr.h"
 #include "utils/acl.h"
 #include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
@@ -169,4 +173,30 @@ gx_open_index_of_am(Oid indexoid, const char *amname, LOCKMODE heaplock, LOCKMOD
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
 				 errmsg("\"%s\" is not a %s index", RelationGetRelationName(index), amname)));
 	return index;
+}
+
+/*
+ * The number of blocks of an index, at least as many as the last time it
+ * was read, read again from the storage manager only when the remembered
+ * count is not above 'beyond' (a block number or a count of pages read
+ * that must be below it).  The count is kept in the relcache entry's
+ * rd_amcache, which neither access method uses otherwise and which the
+ * relcache frees at every invalidation.  gpuext indexes only grow within
+ * one relfilenode (VACUUM never truncates them); a count remembered too
+ * high would only make the readers' checks weaker, never refuse a block.
+ */
+BlockNumber
+gx_index_nblocks(Relation index, BlockNumber beyond)
+{
+	BlockNumber *known = (BlockNumber *) index->rd_amcache;
+
+	if (known != NULL && *known > beyond)
+		return *known;
+	if (known == NULL)
+	{
+		known = MemoryContextAlloc(index->rd_indexcxt, sizeof(BlockNumber));
+		index->rd_amcache = known;
+	}
+	*known = RelationGetNumberOfBlocks(index);
+	return *known;
 }

@@ -89,10 +89,17 @@
  * change once a switch has replaced it (the delta's only grow at its
  * tail), and a freed page is only ever rewritten with a newer generation,
  * so a page that still carries the expected generation holds what the
- * scan expects; if it carries another, the scan starts again.  After three
- * restarts a scan takes the merge lock in share mode for its collection
- * (waiting, cancellably, for a running merge), which keeps merges out; on
- * a standby, where replay takes no such lock, it keeps starting again.  An
+ * scan expects; if it carries another, the scan starts again, once it has
+ * seen in the metapage a seal or a switch since it read it (without one,
+ * no merge replaced the page: it is corrupted, ptree_page_replaced).
+ * After three restarts a scan takes the merge lock in share mode for its
+ * collection (waiting, cancellably, for a running merge), which keeps
+ * merges out; on a standby, where replay takes no such lock, it keeps
+ * starting again as long as merges replayed meanwhile replace what it
+ * reads.  Every page, tuple and link a reader follows is checked
+ * (ptree_validate.c): each chain walk (main's levels, the sealed delta,
+ * the delta) starts from the metapage or the page above and is bounded by
+ * the index's size.  An
  * entry removed by VACUUM may still be returned by a scan of the older
  * generation, which is harmless for MVCC snapshots (the heap slot can only
  * be reused by a tuple the snapshot does not see), the only ones plain
@@ -398,14 +405,7 @@ ptree_make_key(Oid typid, Datum value, bool isnull, PtreeKey *key, char *fixbuf)
 int
 ptree_key_compare(const PtreeKey *a, const PtreeKey *b)
 {
-	int			c;
-
-	if (a->isnull || b->isnull)
-		return (a->isnull ? 1 : 0) - (b->isnull ? 1 : 0);
-	c = memcmp(a->data, b->data, Min(a->len, b->len));
-	if (c != 0)
-		return c;
-	return (a->len > b->len) - (a->len < b->len);
+	return ptree_key_cmp(a, b);
 }
 
 /*
@@ -522,9 +522,13 @@ ptree_page_in_use(Page page, const PtreeMetaData *meta)
  * The delta chains readers walk, in order: the sealed delta, then the
  * delta.  *chain starts at 0; sets the head and generation of the next
  * chain that is not empty and returns true, or false when none is left.
+ * The chain's walk starts from the metapage: *from (the block that links
+ * to *blkno) and *steps (pages read on the chain), which readers pass to
+ * ptree_check_link, are reset.
  */
 bool
-ptree_next_delta(const PtreeMetaData *meta, int *chain, BlockNumber *blkno, uint32 *gen)
+ptree_next_delta(const PtreeMetaData *meta, int *chain, BlockNumber *blkno, uint32 *gen,
+				 BlockNumber *from, uint32 *steps)
 {
 	while (*chain < 2)
 	{
@@ -535,6 +539,8 @@ ptree_next_delta(const PtreeMetaData *meta, int *chain, BlockNumber *blkno, uint
 		{
 			*blkno = head;
 			*gen = sealed ? meta->sealed_gen : meta->delta_gen;
+			*from = PTREE_METAPAGE_BLKNO;
+			*steps = 0;
 			return true;
 		}
 	}
@@ -542,27 +548,8 @@ ptree_next_delta(const PtreeMetaData *meta, int *chain, BlockNumber *blkno, uint
 }
 
 /*
- * ERROR unless the metapage contents are a gpuext_ptree metapage of this
- * version
- */
-void
-ptree_check_meta(Relation index, const PtreeMetaData *meta)
-{
-	if (meta->magic != PTREE_MAGIC)
-		ereport(ERROR,
-				(errcode(ERRCODE_INDEX_CORRUPTED),
-				 errmsg("index \"%s\" is not a gpuext_ptree index", RelationGetRelationName(index))));
-	if (meta->version != PTREE_VERSION)
-		ereport(ERROR,
-				(errcode(ERRCODE_INDEX_CORRUPTED),
-				 errmsg("gpuext_ptree index \"%s\" has version %u, expected %u",
-						RelationGetRelationName(index), meta->version, PTREE_VERSION),
-				 errhint("REINDEX the index.")));
-}
-
-/*
  * A copy of the metapage's contents, read under a short share lock and
- * checked
+ * checked there (ptree_meta_check)
  */
 void
 ptree_read_meta(Relation index, PtreeMetaData *meta)
@@ -570,9 +557,8 @@ ptree_read_meta(Relation index, PtreeMetaData *meta)
 	Buffer		metabuf = ReadBuffer(index, PTREE_METAPAGE_BLKNO);
 
 	LockBuffer(metabuf, BUFFER_LOCK_SHARE);
-	*meta = *PtreePageGetMeta(BufferGetPage(metabuf));
+	*meta = *ptree_meta_check(index, BufferGetPage(metabuf));
 	UnlockReleaseBuffer(metabuf);
-	ptree_check_meta(index, meta);
 }
 
 /*
@@ -616,17 +602,14 @@ ptree_page_is_live_leaf(Page page, uint32 gen)
 }
 
 /*
- * ERROR unless block blkno (its image page) is a leaf of the live index of
- * generation gen: readers that hold the structure still find corruption
+ * ERROR unless block blkno (its image page) is a sound leaf of the live
+ * index of generation gen (ptree_page_check): readers that hold the
+ * structure still find corruption
  */
 void
 ptree_check_live_leaf(Relation index, Page page, BlockNumber blkno, uint32 gen)
 {
-	if (!ptree_page_is_live_leaf(page, gen))
-		ereport(ERROR,
-				(errcode(ERRCODE_INDEX_CORRUPTED),
-				 errmsg("gpuext_ptree index \"%s\": block %u is not a leaf of the live structure",
-						RelationGetRelationName(index), blkno)));
+	ptree_page_check(index, page, blkno, gen, PTREE_LEAF, 0);
 }
 
 /*

@@ -16,14 +16,17 @@
 
 #include "access/amapi.h"
 #include "access/generic_xlog.h"
+#include "access/htup_details.h"
 #include "access/itup.h"
 #include "nodes/pathnodes.h"
+#include "port/pg_bswap.h"
 #include "storage/bufmgr.h"
 #include "storage/dsm.h"
 #include "storage/lockdefs.h"
 #include "utils/rel.h"
 
 #include "gpuext.h"
+#include "indexopen.h"
 
 #define PTREE_MAGIC			0x50545245	/* "PTRE" */
 #define PTREE_VERSION		2
@@ -52,7 +55,7 @@
 /* special space of every page */
 typedef struct PtreePageOpaqueData
 {
-	uint32		gen;			/* generation of the main structure it belongs to */
+	uint32		gen;			/* generation of its part: main, a delta */
 	uint16		type;			/* PTREE_META, _LEAF, _INNER, _DELTA */
 	uint16		level;			/* 0 for leaves and delta pages */
 	BlockNumber next;			/* next page of the same level or delta chain */
@@ -157,8 +160,7 @@ extern void ptree_fill_metapage(Page page, Oid keytype);
 extern bool ptree_page_is_live(Page page, uint32 gen);
 extern bool ptree_page_in_use(Page page, const PtreeMetaData *meta);
 extern bool ptree_next_delta(const PtreeMetaData *meta, int *chain, BlockNumber *blkno,
-							 uint32 *gen);
-extern void ptree_check_meta(Relation index, const PtreeMetaData *meta);
+							 uint32 *gen, BlockNumber *from, uint32 *steps);
 extern void ptree_read_meta(Relation index, PtreeMetaData *meta);
 extern void ptree_lock_merges(Relation index, LOCKMODE mode);
 extern bool ptree_try_lock_merges(Relation index);
@@ -283,7 +285,204 @@ extern IndexBulkDeleteResult *ptreebulkdelete(IndexVacuumInfo *info, IndexBulkDe
 											  IndexBulkDeleteCallback callback, void *callback_state);
 extern IndexBulkDeleteResult *ptreevacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats);
 
-/* ptree_validate.c */
+/*
+ * ptree_validate.c: the operator class validator, and the checked reads of
+ * pages and tuples that every reader of the index goes through (ERROR
+ * ERRCODE_INDEX_CORRUPTED, naming the block, for what they find wrong)
+ */
 extern bool ptreevalidate(Oid opclassoid);
+extern PtreeMetaData *ptree_meta_check(Relation index, Page metapage);
+extern void ptree_check_link_slow(Relation index, BlockNumber from, BlockNumber to,
+								  uint32 *steps);
+extern bool ptree_page_ok_slow(Relation index, Page page, BlockNumber blkno, uint32 gen,
+							   uint16 type, uint16 level);
+extern void ptree_page_check(Relation index, Page page, BlockNumber blkno, uint32 gen,
+							 uint16 type, uint16 level);
+extern void ptree_page_replaced(Relation index, const PtreeMetaData *meta, BlockNumber blkno,
+								uint32 pagegen, uint32 gen);
+extern void ptree_tuple_corrupt(Relation index, Page page, BlockNumber blkno,
+								OffsetNumber off) pg_attribute_noreturn();
+extern void ptree_tids_corrupt(Relation index, PtreeTuple tup, BlockNumber blkno,
+							   OffsetNumber off) pg_attribute_noreturn();
+extern void ptree_order_corrupt(Relation index, BlockNumber blkno,
+								OffsetNumber off) pg_attribute_noreturn();
+
+/*
+ * ERROR unless block 'to', which block 'from' (the metapage, or a page)
+ * links to, is a page of the index other than the metapage.  With steps,
+ * the count of pages read on the chain so far, which this one adds to: it
+ * must stay below the index's number of blocks, since a chain that visits
+ * more pages than the index has loops.  Inline: the count the relcache
+ * entry remembers decides the common case (ptree_check_link_slow reads it
+ * again and reports).
+ */
+static inline void
+ptree_check_link(Relation index, BlockNumber from, BlockNumber to, uint32 *steps)
+{
+	BlockNumber known = gx_index_nblocks_known(index);
+
+	if (likely(to != PTREE_METAPAGE_BLKNO && to < known && (steps == NULL || *steps + 1 < known)))
+	{
+		if (steps)
+			(*steps)++;
+		return;
+	}
+	ptree_check_link_slow(index, from, to, steps);
+}
+
+/*
+ * Check a page that a reader of generation gen found at block blkno, once
+ * per page read, where it expects a page of that type and level: a
+ * standard page header whose item array and free space lie within the
+ * page, the ptree special space, at least one item.  False when the page
+ * carries another generation (a concurrent merge may have given it that
+ * since the reader read the metapage); ERROR (ptree_page_ok_slow) for
+ * anything else wrong.
+ */
+static inline bool
+ptree_page_ok(Relation index, Page page, BlockNumber blkno, uint32 gen, uint16 type, uint16 level)
+{
+	PageHeader	ph = (PageHeader) page;
+	PtreePageOpaque opaque = (PtreePageOpaque)
+		((char *) page + BLCKSZ - MAXALIGN(sizeof(PtreePageOpaqueData)));
+
+	if (likely(PageGetPageSize(page) == BLCKSZ &&
+			   ph->pd_special == BLCKSZ - MAXALIGN(sizeof(PtreePageOpaqueData)) &&
+			   ph->pd_lower >= SizeOfPageHeaderData + sizeof(ItemIdData) &&
+			   ph->pd_lower <= ph->pd_upper && ph->pd_upper <= ph->pd_special &&
+			   opaque->gen == gen && opaque->type == type && opaque->level == level))
+		return true;
+	return ptree_page_ok_slow(index, page, blkno, gen, type, level);
+}
+
+/*
+ * Tuple off (at most the page's last) of a page that ptree_page_ok
+ * accepted, checked: a normal line pointer to a MAXALIGNed item within
+ * the page's tuple space, whose length is exactly that of its key and
+ * TIDs; no unknown flags; a key no longer than PTREE_MAX_KEY (none if
+ * NULL); at least one TID, exactly one in directory and delta tuples.
+ * Inline, since walks read every tuple through it; what is wrong is
+ * reported by ptree_tuple_corrupt (ERRCODE_INDEX_CORRUPTED).  (A key of
+ * another length than its type's is no danger to a reader: the checker
+ * reports it.)
+ */
+static pg_attribute_always_inline PtreeTuple
+ptree_page_tuple(Relation index, Page page, BlockNumber blkno, OffsetNumber off)
+{
+	PageHeader	ph = (PageHeader) page;
+	ItemId		iid = PageGetItemId(page, off);
+	uint32		lpoff = ItemIdGetOffset(iid);
+	uint32		lplen = ItemIdGetLength(iid);
+	PtreeTuple	tup;
+
+	Assert(off >= FirstOffsetNumber && off <= PageGetMaxOffsetNumber(page));
+	if (unlikely(!ItemIdIsNormal(iid) || lpoff < ph->pd_upper || lpoff % MAXIMUM_ALIGNOF != 0 ||
+				 lplen < PTREE_TUPLE_HDR || lpoff + lplen > ph->pd_special))
+		ptree_tuple_corrupt(index, page, blkno, off);
+	tup = (PtreeTuple) ((char *) page + lpoff);
+	if (unlikely(tup->keylen > PTREE_MAX_KEY || tup->ntids == 0 ||
+				 PtreeTupleSize(tup->keylen, tup->ntids) != lplen ||
+				 (tup->flags != 0 && (tup->flags != PTREE_TUPLE_NULL || tup->keylen != 0)) ||
+				 (tup->ntids != 1 && PtreePageGetOpaque(page)->type != PTREE_LEAF)))
+		ptree_tuple_corrupt(index, page, blkno, off);
+	return tup;
+}
+
+/*
+ * The key of tuple off, for binary searches, which read no more of the
+ * tuples they pass over: checked to lie within the item, and the item
+ * within the page's tuple space (the tuples they stop at are read through
+ * ptree_page_tuple)
+ */
+static pg_attribute_always_inline void
+ptree_page_key(Relation index, Page page, BlockNumber blkno, OffsetNumber off, PtreeKey *key)
+{
+	PageHeader	ph = (PageHeader) page;
+	ItemId		iid = PageGetItemId(page, off);
+	uint32		lpoff = ItemIdGetOffset(iid);
+	uint32		lplen = ItemIdGetLength(iid);
+	PtreeTuple	tup;
+
+	Assert(off >= FirstOffsetNumber && off <= PageGetMaxOffsetNumber(page));
+	if (unlikely(!ItemIdIsNormal(iid) || lpoff < ph->pd_upper || lpoff % MAXIMUM_ALIGNOF != 0 ||
+				 lplen < PTREE_TUPLE_HDR || lpoff + lplen > ph->pd_special))
+		ptree_tuple_corrupt(index, page, blkno, off);
+	tup = (PtreeTuple) ((char *) page + lpoff);
+	if (unlikely(tup->keylen > PTREE_MAX_KEY || PTREE_TUPLE_HDR + tup->keylen > lplen))
+		ptree_tuple_corrupt(index, page, blkno, off);
+	key->isnull = (tup->flags & PTREE_TUPLE_NULL) != 0;
+	key->len = tup->keylen;
+	key->data = tup->data;
+}
+
+/*
+ * The TIDs of a leaf or delta tuple (item off of block blkno), checked to
+ * be heap TIDs: an offset from 1 to MaxHeapTuplesPerPage
+ */
+static inline ItemPointer
+ptree_tuple_tids(Relation index, PtreeTuple tup, BlockNumber blkno, OffsetNumber off)
+{
+	ItemPointer tids = PtreeTupleTids(tup);
+	int			n = tup->ntids;
+	int			i;
+
+	for (i = 0; i < n; i++)
+		if (unlikely((uint32) tids[i].ip_posid - 1 >= MaxHeapTuplesPerPage))
+			ptree_tids_corrupt(index, tup, blkno, off);
+	return tids;
+}
+
+/*
+ * Order of two normalized keys (ptree_key_compare), inline for the walks
+ * that compare every key they read: keys of 4 or 8 bytes as big-endian
+ * integers, others by memcmp, then length; NULL after everything
+ */
+static inline int
+ptree_key_cmp(const PtreeKey *a, const PtreeKey *b)
+{
+	int			c;
+
+	if (a->isnull || b->isnull)
+		return (a->isnull ? 1 : 0) - (b->isnull ? 1 : 0);
+	if (a->len == b->len && a->len == 4)
+	{
+		uint32		x,
+					y;
+
+		memcpy(&x, a->data, 4);
+		memcpy(&y, b->data, 4);
+		x = pg_ntoh32(x);
+		y = pg_ntoh32(y);
+		return (x > y) - (x < y);
+	}
+	if (a->len == b->len && a->len == 8)
+	{
+		uint64		x,
+					y;
+
+		memcpy(&x, a->data, 8);
+		memcpy(&y, b->data, 8);
+		x = pg_ntoh64(x);
+		y = pg_ntoh64(y);
+		return (x > y) - (x < y);
+	}
+	c = memcmp(a->data, b->data, Min(a->len, b->len));
+	if (c != 0)
+		return c;
+	return (a->len > b->len) - (a->len < b->len);
+}
+
+/*
+ * ERROR if key (item off of block blkno) sorts before prev, the key read
+ * before it on the leaf chain: where a walk depends on the order (where it
+ * stops, what a binary search skips, what the mirror's lookups find)
+ */
+static inline void
+ptree_check_order(Relation index, const PtreeKey *prev, const PtreeKey *key, BlockNumber blkno,
+				  OffsetNumber off)
+{
+	if (unlikely(ptree_key_cmp(prev, key) > 0))
+		ptree_order_corrupt(index, blkno, off);
+}
 
 #endif							/* PTREE_H */

@@ -524,39 +524,48 @@ ptree_debug_delay(void)
 }
 
 /*
- * Add the block numbers of a main structure's pages (every level) to a list
+ * Add the block numbers of a main structure's pages (every level) to a
+ * list; each level is walked along its chain, checked (ptree_check_link,
+ * ptree_page_ok), from the first child of the level above
  */
 static List *
 ptree_main_pages(Relation index, BlockNumber root, uint32 levels, uint32 gen, List *blocks)
 {
 	BlockNumber first = root;
+	BlockNumber parent = PTREE_METAPAGE_BLKNO;
 
 	while (levels > 0 && BlockNumberIsValid(first))
 	{
 		BlockNumber blkno = first;
+		BlockNumber from = parent;
 		BlockNumber down = InvalidBlockNumber;
+		uint32		steps = 0;
 
 		while (BlockNumberIsValid(blkno))
 		{
-			Buffer		buf = ReadBuffer(index, blkno);
+			Buffer		buf;
 			Page		page;
 
 			CHECK_FOR_INTERRUPTS();
+			ptree_check_link(index, from, blkno, &steps);
+			buf = ReadBuffer(index, blkno);
 			LockBuffer(buf, BUFFER_LOCK_SHARE);
 			page = BufferGetPage(buf);
-			if (!ptree_page_is_live(page, gen))
+			if (!ptree_page_ok(index, page, blkno, gen, levels > 1 ? PTREE_INNER : PTREE_LEAF,
+							   (uint16) (levels - 1)))
 			{
 				UnlockReleaseBuffer(buf);
 				break;
 			}
 			blocks = lappend_int(blocks, (int) blkno);
-			if (!BlockNumberIsValid(down) && PtreePageGetOpaque(page)->type == PTREE_INNER &&
-				PageGetMaxOffsetNumber(page) >= FirstOffsetNumber)
+			if (!BlockNumberIsValid(down) && levels > 1)
 			{
-				PtreeTuple	t = (PtreeTuple) PageGetItem(page, PageGetItemId(page, FirstOffsetNumber));
+				PtreeTuple	t = ptree_page_tuple(index, page, blkno, FirstOffsetNumber);
 
-				down = ItemPointerGetBlockNumber(PtreeTupleTids(t));
+				down = ItemPointerGetBlockNumberNoCheck(PtreeTupleTids(t));
+				parent = blkno;
 			}
+			from = blkno;
 			blkno = PtreePageGetOpaque(page)->next;
 			UnlockReleaseBuffer(buf);
 		}
@@ -588,6 +597,8 @@ ptree_rewrite(Relation index, const PtreeMetaData *meta, PtreeEntry *entries, Si
 	uint64		k = 0;			/* planned: main's distinct non-NULL keys started */
 	bool		in_main = false;	/* planned: gathering a main key */
 	bool		nulls_done = false;
+	BlockNumber leaf_from = PTREE_METAPAGE_BLKNO;
+	uint32		leaf_steps = 0;
 
 	if (nentries > 1)
 		qsort(entries, nentries, sizeof(PtreeEntry), ptree_entry_cmp);
@@ -613,12 +624,14 @@ ptree_rewrite(Relation index, const PtreeMetaData *meta, PtreeEntry *entries, Si
 	blkno = meta->first_leaf;
 	while (BlockNumberIsValid(blkno))
 	{
-		Buffer		buf = ReadBuffer(index, blkno);
+		Buffer		buf;
 		Page		page = (Page) leafcopy;
 		OffsetNumber off,
 					maxoff;
 
 		CHECK_FOR_INTERRUPTS();
+		ptree_check_link(index, leaf_from, blkno, &leaf_steps);
+		buf = ReadBuffer(index, blkno);
 		LockBuffer(buf, BUFFER_LOCK_SHARE);
 		memcpy(leafcopy, BufferGetPage(buf), BLCKSZ);
 		UnlockReleaseBuffer(buf);
@@ -626,16 +639,20 @@ ptree_rewrite(Relation index, const PtreeMetaData *meta, PtreeEntry *entries, Si
 		maxoff = PageGetMaxOffsetNumber(page);
 		for (off = FirstOffsetNumber; off <= maxoff; off++)
 		{
-			PtreeTuple	t = (PtreeTuple) PageGetItem(page, PageGetItemId(page, off));
+			PtreeTuple	t = ptree_page_tuple(index, page, blkno, off);
+			ItemPointer tids = ptree_tuple_tids(index, t, blkno, off);
 			PtreeKey	key;
 
 			ptree_tuple_key(t, &key);
+			/* the last key gathered is main's previous one: the order holds */
+			if (ms->haskey)
+				ptree_check_order(index, &ms->key, &key, blkno, off);
 			if (sp != NULL)
 			{
 				/* planned: a tuple of the main key being gathered goes on */
 				if (in_main && ptree_key_compare(&ms->key, &key) == 0)
 				{
-					ptree_merge_tids(ms, PtreeTupleTids(t), t->ntids);
+					ptree_merge_tids(ms, tids, t->ntids);
 					continue;
 				}
 				if (key.isnull)
@@ -655,7 +672,7 @@ ptree_rewrite(Relation index, const PtreeMetaData *meta, PtreeEntry *entries, Si
 					k++;
 				}
 				in_main = true;
-				ptree_merge_tids(ms, PtreeTupleTids(t), t->ntids);
+				ptree_merge_tids(ms, tids, t->ntids);
 				continue;
 			}
 			/* entries with smaller keys go first */
@@ -668,8 +685,9 @@ ptree_rewrite(Relation index, const PtreeMetaData *meta, PtreeEntry *entries, Si
 				ptree_merge_add(ms, &ek, &entries[e].tid, 1);
 				e++;
 			}
-			ptree_merge_add(ms, &key, PtreeTupleTids(t), t->ntids);
+			ptree_merge_add(ms, &key, tids, t->ntids);
 		}
+		leaf_from = blkno;
 		blkno = PtreePageGetOpaque(page)->next;
 	}
 	if (sp != NULL)
@@ -722,8 +740,7 @@ ptree_seal(Relation index, PtreeMergeWhen when, PtreeMetaData *meta, bool *stale
 	GenericXLogState *state;
 
 	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
-	m = PtreePageGetMeta(BufferGetPage(metabuf));
-	ptree_check_meta(index, m);
+	m = ptree_meta_check(index, BufferGetPage(metabuf));
 	*stale = BlockNumberIsValid(m->sealed_head);
 	if (!*stale &&
 		((when == PTREE_MERGE_FULL && m->delta_pages < (uint32) ptree_delta_limit(index, m)) ||
@@ -768,7 +785,7 @@ ptree_switch(Relation index, const PtreeMetaData *meta, const PtreeNewMain *nm)
 	GenericXLogState *state;
 
 	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
-	m = PtreePageGetMeta(BufferGetPage(metabuf));
+	m = ptree_meta_check(index, BufferGetPage(metabuf));
 	if (m->gen != meta->gen || m->merge_gen != meta->merge_gen ||
 		m->sealed_head != meta->sealed_head)
 		ereport(ERROR,
@@ -829,9 +846,11 @@ ptree_merge_mirror(Relation index, PtreeMetaData *meta, uint32 keylen)
 /* qsort order of planned NULL entries' TIDs is ptree_tid_cmp */
 
 /*
- * Read the sealed delta (which no one changes): as 64-bit keys and TIDs
- * for a planned merge (keylen > 0; NULL keys' TIDs apart), else as entries
- * with their keys copied
+ * Read the sealed delta (which no one changes; the caller holds the merge
+ * lock, so its pages are checked to be of its generation,
+ * ptree_page_check, and its chain from the metapage, ptree_check_link):
+ * as 64-bit keys and TIDs for a planned merge (keylen > 0; NULL keys' TIDs
+ * apart), else as entries with their keys copied
  */
 static void
 ptree_read_delta(Relation index, PtreeMetaData *meta, uint32 keylen, PtreeEntry **entries,
@@ -841,6 +860,8 @@ ptree_read_delta(Relation index, PtreeMetaData *meta, uint32 keylen, PtreeEntry 
 	Size		max = Max(meta->sealed_tids, 16);
 	Size		maxnulls = 16;
 	BlockNumber blkno = meta->sealed_head;
+	BlockNumber from = PTREE_METAPAGE_BLKNO;
+	uint32		steps = 0;
 
 	*nentries = 0;
 	*nnulls = 0;
@@ -854,23 +875,22 @@ ptree_read_delta(Relation index, PtreeMetaData *meta, uint32 keylen, PtreeEntry 
 		*entries = palloc_extended(sizeof(PtreeEntry) * max, MCXT_ALLOC_HUGE);
 	while (BlockNumberIsValid(blkno))
 	{
-		Buffer		buf = ReadBuffer(index, blkno);
+		Buffer		buf;
 		Page		page;
 		OffsetNumber off,
 					maxoff;
 
 		CHECK_FOR_INTERRUPTS();
+		ptree_check_link(index, from, blkno, &steps);
+		buf = ReadBuffer(index, blkno);
 		LockBuffer(buf, BUFFER_LOCK_SHARE);
 		page = BufferGetPage(buf);
-		if (!ptree_page_is_live(page, meta->sealed_gen) || PtreePageGetOpaque(page)->type != PTREE_DELTA)
-			ereport(ERROR,
-					(errcode(ERRCODE_INDEX_CORRUPTED),
-					 errmsg("gpuext_ptree index \"%s\": block %u is not a delta page of the live structure",
-							RelationGetRelationName(index), blkno)));
+		ptree_page_check(index, page, blkno, meta->sealed_gen, PTREE_DELTA, 0);
 		maxoff = PageGetMaxOffsetNumber(page);
 		for (off = FirstOffsetNumber; off <= maxoff; off++)
 		{
-			PtreeTuple	t = (PtreeTuple) PageGetItem(page, PageGetItemId(page, off));
+			PtreeTuple	t = ptree_page_tuple(index, page, blkno, off);
+			ItemPointer ttids = ptree_tuple_tids(index, t, blkno, off);
 			bool		isnull = (t->flags & PTREE_TUPLE_NULL) != 0;
 			int			i;
 
@@ -888,7 +908,7 @@ ptree_read_delta(Relation index, PtreeMetaData *meta, uint32 keylen, PtreeEntry 
 						maxnulls *= 2;
 						*nulls = repalloc_huge(*nulls, sizeof(ItemPointerData) * maxnulls);
 					}
-					(*nulls)[(*nnulls)++] = PtreeTupleTids(t)[i];
+					(*nulls)[(*nnulls)++] = ttids[i];
 					continue;
 				}
 				if (*nentries == max)
@@ -905,13 +925,13 @@ ptree_read_delta(Relation index, PtreeMetaData *meta, uint32 keylen, PtreeEntry 
 				if (keylen > 0)
 				{
 					(*keys)[*nentries] = gx_ptree_key64((const unsigned char *) t->data, keylen);
-					(*tids)[*nentries] = ptree_tid64(&PtreeTupleTids(t)[i]);
+					(*tids)[*nentries] = ptree_tid64(&ttids[i]);
 				}
 				else
 				{
 					PtreeEntry *en = &(*entries)[*nentries];
 
-					en->tid = PtreeTupleTids(t)[i];
+					en->tid = ttids[i];
 					en->isnull = isnull;
 					en->len = t->keylen;
 					en->data = palloc(Max(t->keylen, 1));
@@ -921,6 +941,7 @@ ptree_read_delta(Relation index, PtreeMetaData *meta, uint32 keylen, PtreeEntry 
 			}
 		}
 		*old_blocks = lappend_int(*old_blocks, (int) blkno);
+		from = blkno;
 		blkno = PtreePageGetOpaque(page)->next;
 		UnlockReleaseBuffer(buf);
 	}
@@ -1251,15 +1272,18 @@ ptreeinsert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid,
 		newbuf = InvalidBuffer;
 		metabuf = ReadBuffer(index, PTREE_METAPAGE_BLKNO);
 		LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
-		meta = PtreePageGetMeta(BufferGetPage(metabuf));
-		ptree_check_meta(index, meta);
+		meta = ptree_meta_check(index, BufferGetPage(metabuf));
 		if (!BlockNumberIsValid(meta->delta_tail))
 		{
 			newbuf = ptree_new_buffer(index, meta);
 			break;
 		}
+		/* the tail: a sound delta page of the delta's generation */
+		ptree_check_link(index, PTREE_METAPAGE_BLKNO, meta->delta_tail, NULL);
 		tailbuf = ReadBuffer(index, meta->delta_tail);
 		LockBuffer(tailbuf, BUFFER_LOCK_EXCLUSIVE);
+		ptree_page_check(index, BufferGetPage(tailbuf), meta->delta_tail, meta->delta_gen,
+						 PTREE_DELTA, 0);
 		if (PageGetFreeSpace(BufferGetPage(tailbuf)) >= MAXALIGN(size))
 			break;
 		/* the tail is full: merge a full delta first, then start a page */

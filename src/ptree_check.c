@@ -74,17 +74,21 @@ typedef struct PtreeCheckState
 			 errdetail(__VA_ARGS__)))
 
 /*
- * Read a page for checking: a copy, checked for range, type, level,
- * generation (gen) and being reached only once
+ * Read block blkno, which block 'from' links to, for checking: a copy,
+ * checked for range (ptree_check_link), being reached only once,
+ * generation (gen: main's, the sealed delta's or the delta's), and as
+ * every reader checks it (ptree_page_ok: header, type, level, items)
  */
 static Page
-ptree_check_page(PtreeCheckState *cs, BlockNumber blkno, uint16 type, int level, uint32 gen)
+ptree_check_page(PtreeCheckState *cs, BlockNumber from, BlockNumber blkno, uint16 type,
+				 uint16 level, uint32 gen)
 {
 	Page		copy = palloc(BLCKSZ);
 	Buffer		buf;
 	PtreePageOpaque opaque;
 
-	if (blkno == PTREE_METAPAGE_BLKNO || blkno >= cs->nblocks)
+	ptree_check_link(cs->index, from, blkno, NULL);
+	if (blkno >= cs->nblocks)
 		CORRUPT(cs, "Block %u is referenced but the index has %u blocks.", blkno, cs->nblocks);
 	if (cs->seen[blkno])
 		CORRUPT(cs, "Block %u is reached twice.", blkno);
@@ -97,46 +101,37 @@ ptree_check_page(PtreeCheckState *cs, BlockNumber blkno, uint16 type, int level,
 	if (!ptree_page_is_live(copy, gen))
 		CORRUPT(cs, "Block %u is not a page of the live generation %u.", blkno, gen);
 	opaque = PtreePageGetOpaque(copy);
-	if (opaque->type != type || (level >= 0 && opaque->level != level))
-		CORRUPT(cs, "Block %u has type %u level %u, expected type %u level %d.",
+	if (opaque->type != type || opaque->level != level)
+		CORRUPT(cs, "Block %u has type %u level %u, expected type %u level %u.",
 				blkno, opaque->type, opaque->level, type, level);
+	ptree_page_check(cs->index, copy, blkno, gen, type, level);
 	return copy;
 }
 
 /*
- * Check a tuple's shape (sizes, key length for the type, TIDs ascending)
+ * Check a tuple's shape as every reader does (ptree_page_tuple: line
+ * pointer, sizes, key length for the type; ptree_tuple_tids: heap TIDs),
+ * and that its TIDs ascend
  */
 static PtreeTuple
 ptree_check_tuple(PtreeCheckState *cs, Page page, BlockNumber blkno, OffsetNumber off)
 {
-	ItemId		iid = PageGetItemId(page, off);
-	PtreeTuple	t;
+	PtreeTuple	t = ptree_page_tuple(cs->index, page, blkno, off);
+	ItemPointer tids;
 	int			i;
 
-	if (!ItemIdIsNormal(iid) || ItemIdGetLength(iid) < PTREE_TUPLE_HDR)
-		CORRUPT(cs, "Item (%u,%u) is not a normal item.", blkno, off);
-	t = (PtreeTuple) PageGetItem(page, iid);
-	if (PtreeTupleSize(t->keylen, t->ntids) > ItemIdGetLength(iid) || t->ntids == 0)
-		CORRUPT(cs, "Item (%u,%u) has %u key bytes and %u TIDs in %u bytes.",
-				blkno, off, t->keylen, t->ntids, ItemIdGetLength(iid));
-	if (t->flags & PTREE_TUPLE_NULL)
-	{
-		if (t->keylen != 0)
-			CORRUPT(cs, "Item (%u,%u) is NULL with a key of %u bytes.", blkno, off, t->keylen);
-	}
-	else if (t->keylen > PTREE_MAX_KEY ||
-			 ((cs->keytype == INT4OID || cs->keytype == DATEOID) && t->keylen != 4) ||
-			 ((cs->keytype == INT8OID || cs->keytype == TIMESTAMPOID) && t->keylen != 8))
+	if (!(t->flags & PTREE_TUPLE_NULL) &&
+		(((cs->keytype == INT4OID || cs->keytype == DATEOID) && t->keylen != 4) ||
+		 ((cs->keytype == INT8OID || cs->keytype == TIMESTAMPOID) && t->keylen != 8)))
 		CORRUPT(cs, "Item (%u,%u) has a key of %u bytes.", blkno, off, t->keylen);
-	for (i = 0; i < t->ntids; i++)
-	{
-		ItemPointer tid = &PtreeTupleTids(t)[i];
 
-		if (!ItemPointerIsValid(tid) || ItemPointerGetOffsetNumberNoCheck(tid) == 0)
-			CORRUPT(cs, "Item (%u,%u) has an invalid TID.", blkno, off);
-		if (i > 0 && ItemPointerCompare(&PtreeTupleTids(t)[i - 1], tid) >= 0)
+	/* a directory tuple's TID is its child (ptree_check_main checks it) */
+	if (PtreePageGetOpaque(page)->type == PTREE_INNER)
+		return t;
+	tids = ptree_tuple_tids(cs->index, t, blkno, off);
+	for (i = 1; i < t->ntids; i++)
+		if (ItemPointerCompare(&tids[i - 1], &tids[i]) >= 0)
 			CORRUPT(cs, "Item (%u,%u) has TIDs out of order.", blkno, off);
-	}
 	return t;
 }
 
@@ -223,6 +218,7 @@ ptree_check_main(PtreeCheckState *cs, PtreeMetaData *meta)
 	PtreeTuple *expectkey;
 	int			nexpect = 1;
 	int			level;
+	BlockNumber first_above = PTREE_METAPAGE_BLKNO;
 
 	if (meta->levels == 0)
 	{
@@ -238,6 +234,7 @@ ptree_check_main(PtreeCheckState *cs, PtreeMetaData *meta)
 	for (level = meta->levels - 1; level >= 0; level--)
 	{
 		BlockNumber blkno = expect[0];
+		BlockNumber from = first_above;
 		int			i = 0;
 		BlockNumber *children = NULL;
 		PtreeTuple *childkeys = NULL;
@@ -246,7 +243,8 @@ ptree_check_main(PtreeCheckState *cs, PtreeMetaData *meta)
 		PtreeTuple	prev = NULL;
 
 		if (level == 0 && blkno != meta->first_leaf)
-			CORRUPT(cs, "The first leaf is %u, the directory leads to %u.", meta->first_leaf, blkno);
+			CORRUPT(cs, "The first leaf is block %u, the directory leads to block %u.",
+					meta->first_leaf, blkno);
 		if (level > 0)
 		{
 			children = palloc(sizeof(BlockNumber) * maxchildren);
@@ -254,8 +252,9 @@ ptree_check_main(PtreeCheckState *cs, PtreeMetaData *meta)
 		}
 		while (BlockNumberIsValid(blkno))
 		{
-			Page		page = ptree_check_page(cs, blkno, level == 0 ? PTREE_LEAF : PTREE_INNER, level,
-												cs->gen);
+			Page		page = ptree_check_page(cs, from, blkno,
+											level == 0 ? PTREE_LEAF : PTREE_INNER, level,
+											cs->gen);
 			OffsetNumber maxoff = PageGetMaxOffsetNumber(page);
 
 			cs->pages++;
@@ -269,7 +268,7 @@ ptree_check_main(PtreeCheckState *cs, PtreeMetaData *meta)
 				if (maxoff < FirstOffsetNumber)
 					CORRUPT(cs, "Block %u is empty.", blkno);
 				ptree_tuple_key(expectkey[i], &pk);
-				ptree_tuple_key((PtreeTuple) PageGetItem(page, PageGetItemId(page, FirstOffsetNumber)), &ck);
+				ptree_tuple_key(ptree_page_tuple(cs->index, page, blkno, FirstOffsetNumber), &ck);
 				if (ptree_key_compare(&pk, &ck) != 0)
 					CORRUPT(cs, "The directory key of block %u is not its first key.", blkno);
 			}
@@ -304,18 +303,21 @@ ptree_check_main(PtreeCheckState *cs, PtreeMetaData *meta)
 						children = repalloc(children, sizeof(BlockNumber) * maxchildren);
 						childkeys = repalloc(childkeys, sizeof(PtreeTuple) * maxchildren);
 					}
-					children[nchildren] = ItemPointerGetBlockNumber(PtreeTupleTids(t));
+					children[nchildren] = ItemPointerGetBlockNumberNoCheck(PtreeTupleTids(t));
+					ptree_check_link(cs->index, blkno, children[nchildren], NULL);
 					childkeys[nchildren] = t;
 					nchildren++;
 					prev = t;
 				}
 			}
+			from = blkno;
 			blkno = PtreePageGetOpaque(page)->next;
 			if (level == 0)
 				pfree(page);	/* directory pages stay: childkeys point into them */
 		}
 		if (i != nexpect)
 			CORRUPT(cs, "Level %d has %d pages, the level above lists %d.", level, i, nexpect);
+		first_above = expect[0];
 		expect = children;
 		expectkey = childkeys;
 		nexpect = nchildren;
@@ -335,13 +337,13 @@ ptree_check_delta(PtreeCheckState *cs, const char *what, BlockNumber head, Block
 				  uint32 npages, uint64 ntids, uint32 gen)
 {
 	BlockNumber blkno = head;
-	BlockNumber last = InvalidBlockNumber;
+	BlockNumber last = PTREE_METAPAGE_BLKNO;
 	uint32		pages = 0;
 	uint64		tids = 0;
 
 	while (BlockNumberIsValid(blkno))
 	{
-		Page		page = ptree_check_page(cs, blkno, PTREE_DELTA, 0, gen);
+		Page		page = ptree_check_page(cs, last, blkno, PTREE_DELTA, 0, gen);
 		OffsetNumber off,
 					maxoff = PageGetMaxOffsetNumber(page);
 
@@ -359,6 +361,8 @@ ptree_check_delta(PtreeCheckState *cs, const char *what, BlockNumber head, Block
 		blkno = PtreePageGetOpaque(page)->next;
 		pfree(page);
 	}
+	if (pages == 0)
+		last = InvalidBlockNumber;
 	if (last != tail || pages != npages || tids != ntids)
 		CORRUPT(cs, "The %s has %u pages, %llu TIDs, last block %u; the metapage says %u, %llu, %u.",
 				what, pages, (unsigned long long) tids, last, npages,
@@ -484,24 +488,14 @@ gpuext_ptree_check(PG_FUNCTION_ARGS)
 	ptree_lock_merges(index, ShareLock);
 	metabuf = ReadBuffer(index, PTREE_METAPAGE_BLKNO);
 	LockBuffer(metabuf, BUFFER_LOCK_SHARE);
-	meta = *PtreePageGetMeta(BufferGetPage(metabuf));
+
+	/*
+	 * page, magic, version, key type, generations, the heads and tails of
+	 * main and both deltas: as every reader checks it
+	 */
+	meta = *ptree_meta_check(index, BufferGetPage(metabuf));
 	cs.nblocks = RelationGetNumberOfBlocks(index);
 	cs.seen = palloc0(sizeof(bool) * cs.nblocks);
-	if (PtreePageGetOpaque(BufferGetPage(metabuf))->type != PTREE_META ||
-		meta.magic != PTREE_MAGIC || meta.version != PTREE_VERSION)
-		CORRUPT(&cs, "The metapage has magic %08x version %u.", meta.magic, meta.version);
-	if (meta.keytype != cs.keytype)
-		CORRUPT(&cs, "The metapage's key type %u is not the operator class's %u.",
-				meta.keytype, cs.keytype);
-	if (meta.gen > meta.max_gen || meta.delta_gen > meta.max_gen ||
-		meta.sealed_gen > meta.max_gen || meta.merge_gen > meta.max_gen)
-		CORRUPT(&cs, "Generations %u (main), %u (delta), %u (sealed delta), %u (merge) are not all at most the highest %u.",
-				meta.gen, meta.delta_gen, meta.sealed_gen, meta.merge_gen, meta.max_gen);
-	if (meta.delta_gen == meta.gen ||
-		(BlockNumberIsValid(meta.sealed_head) &&
-		 (meta.sealed_gen == meta.gen || meta.sealed_gen == meta.delta_gen)))
-		CORRUPT(&cs, "Main, the delta and the sealed delta share a generation (%u, %u, %u).",
-				meta.gen, meta.delta_gen, meta.sealed_gen);
 	cs.gen = meta.gen;
 	cs.meta = &meta;
 	ptree_check_main(&cs, &meta);

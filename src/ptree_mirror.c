@@ -143,21 +143,14 @@ typedef struct PtreeMirrorBuild
 } PtreeMirrorBuild;
 
 /*
- * Append a posting list to the build (a new key, or more TIDs of the last)
+ * Append a posting list to the build: tuple t's key (a new key, or the
+ * last one again: same) and its TIDs, tids (checked)
  */
 static void
-ptree_mirror_add(PtreeMirrorBuild *b, PtreeTuple t)
+ptree_mirror_add(PtreeMirrorBuild *b, PtreeTuple t, const ItemPointerData *tids, bool same)
 {
 	int			i;
-	bool		same = false;
 
-	if (b->nkeys > 0)
-	{
-		uint32		lo = b->keyoff[b->nkeys - 1];
-
-		same = (b->keybytes - lo == t->keylen) &&
-			memcmp(b->keys + lo, t->data, t->keylen) == 0;
-	}
 	if (!same)
 	{
 		if (b->nkeys + 2 > b->maxkeys)
@@ -185,25 +178,27 @@ ptree_mirror_add(PtreeMirrorBuild *b, PtreeTuple t)
 		b->tids = repalloc_huge(b->tids, sizeof(uint64) * b->maxtids);
 	}
 	for (i = 0; i < t->ntids; i++)
-	{
-		ItemPointer tid = &PtreeTupleTids(t)[i];
-
-		b->tids[b->ntids++] = ((uint64) ItemPointerGetBlockNumber(tid) << 16) |
-			ItemPointerGetOffsetNumber(tid);
-	}
+		b->tids[b->ntids++] = ((uint64) ItemPointerGetBlockNumber(&tids[i]) << 16) |
+			ItemPointerGetOffsetNumber(&tids[i]);
 }
 
 /*
  * Build the mirror of main's generation meta->gen.  Pages are checked to
- * belong to it: if one does not (a merge replaced the generation and
- * reused the page), NULL, unless the caller keeps merges out (hold: it
- * holds the merge lock), when it is corruption.
+ * belong to it: if one does not and a merge has replaced the generation
+ * since meta was read (ptree_page_replaced), NULL; with no such merge, or
+ * when the caller keeps merges out (hold: it holds the merge lock), it is
+ * corruption.  Pages, tuples, TIDs, the chain and the keys' order (which
+ * the mirror's lookups depend on) are checked as the leaves are read.
  */
 static GxPtreeMirror *
 ptree_mirror_build(Relation index, PtreeMetaData *meta, bool hold, bool *too_large)
 {
 	PtreeMirrorBuild b;
 	BlockNumber blkno = meta->first_leaf;
+	BlockNumber from = PTREE_METAPAGE_BLKNO;
+	uint32		steps = 0;
+	bool		hasprev = false;
+	PtreeKey	prev = {false, 0, NULL};
 	uint32	   *slots;
 	uint32	   *root;
 	uint32	   *nodes;
@@ -240,30 +235,51 @@ ptree_mirror_build(Relation index, PtreeMetaData *meta, bool hold, bool *too_lar
 	/* the distinct keys and their TIDs, in key order (NULLs left out) */
 	while (BlockNumberIsValid(blkno))
 	{
-		Buffer		buf = ReadBuffer(index, blkno);
+		Buffer		buf;
 		Page		page;
 		OffsetNumber o,
 					maxoff;
 
 		CHECK_FOR_INTERRUPTS();
+		ptree_check_link(index, from, blkno, &steps);
+		buf = ReadBuffer(index, blkno);
 		LockBuffer(buf, BUFFER_LOCK_SHARE);
 		page = BufferGetPage(buf);
-		if (!hold && !ptree_page_is_live_leaf(page, meta->gen))
+		if (hold)
+			ptree_page_check(index, page, blkno, meta->gen, PTREE_LEAF, 0);
+		else if (!ptree_page_ok(index, page, blkno, meta->gen, PTREE_LEAF, 0))
 		{
+			uint32		pagegen = PtreePageGetOpaque(page)->gen;
+
 			UnlockReleaseBuffer(buf);
 			MemoryContextSwitchTo(old);
 			MemoryContextDelete(tmp);
+			/* a merge since the caller read the metapage, or corruption */
+			ptree_page_replaced(index, meta, blkno, pagegen, meta->gen);
 			return NULL;
 		}
-		ptree_check_live_leaf(index, page, blkno, meta->gen);
 		maxoff = PageGetMaxOffsetNumber(page);
 		for (o = FirstOffsetNumber; o <= maxoff; o++)
 		{
-			PtreeTuple	t = (PtreeTuple) PageGetItem(page, PageGetItemId(page, o));
+			PtreeTuple	t = ptree_page_tuple(index, page, blkno, o);
+			PtreeKey	k;
+			int			c;
 
-			if (!(t->flags & PTREE_TUPLE_NULL))
-				ptree_mirror_add(&b, t);
+			/* in order (the lookups depend on it); equal: the same key goes on */
+			ptree_tuple_key(t, &k);
+			c = hasprev ? ptree_key_cmp(&prev, &k) : -1;
+			if (unlikely(c > 0))
+				ptree_order_corrupt(index, blkno, o);
+			hasprev = true;
+			prev = k;
+			if (!k.isnull)
+			{
+				ptree_mirror_add(&b, t, ptree_tuple_tids(index, t, blkno, o), c == 0);
+				/* the key as the build keeps it: the page is released */
+				prev.data = b.keys + b.keyoff[b.nkeys - 1];
+			}
 		}
+		from = blkno;
 		blkno = PtreePageGetOpaque(page)->next;
 		UnlockReleaseBuffer(buf);
 	}
@@ -700,6 +716,8 @@ ptree_lookup_batch(Relation index, PtreeEngine *pe, const PtreeKey *probes, cons
 		int64	   *fill;
 		int64		total = 0;
 		BlockNumber blkno = InvalidBlockNumber;
+		BlockNumber from = PTREE_METAPAGE_BLKNO;
+		uint32		steps = 0;
 		uint32		dgen = 0;
 		int			chain = 0;
 		int			i;
@@ -748,14 +766,16 @@ ptree_lookup_batch(Relation index, PtreeEngine *pe, const PtreeKey *probes, cons
 		}
 
 		/*
-		 * the sealed delta and the delta: every entry against the sorted
+		 * the sealed delta and the delta, each chain from the metapage and
+		 * each page of its own generation: every entry against the sorted
 		 * probes (no delta: no sort)
 		 */
 		if (nvalid > 1 && !changed &&
 			(BlockNumberIsValid(meta.sealed_head) || BlockNumberIsValid(meta.delta_head)))
 			qsort_arg(order, nvalid, sizeof(int), ptree_probe_cmp, (void *) probes);
 		while (!changed && nvalid > 0 &&
-			   (BlockNumberIsValid(blkno) || ptree_next_delta(&meta, &chain, &blkno, &dgen)))
+			   (BlockNumberIsValid(blkno) ||
+				ptree_next_delta(&meta, &chain, &blkno, &dgen, &from, &steps)))
 		{
 			Buffer		buf;
 			Page		page;
@@ -763,24 +783,26 @@ ptree_lookup_batch(Relation index, PtreeEngine *pe, const PtreeKey *probes, cons
 						maxoff;
 
 			CHECK_FOR_INTERRUPTS();
+			ptree_check_link(index, from, blkno, &steps);
 			buf = ReadBuffer(index, blkno);
 			LockBuffer(buf, BUFFER_LOCK_SHARE);
 			page = BufferGetPage(buf);
-			if (!ptree_page_is_live(page, dgen) || PtreePageGetOpaque(page)->type != PTREE_DELTA)
+			if (hold)
+				ptree_page_check(index, page, blkno, dgen, PTREE_DELTA, 0);
+			else if (!ptree_page_ok(index, page, blkno, dgen, PTREE_DELTA, 0))
 			{
+				uint32		pagegen = PtreePageGetOpaque(page)->gen;
+
 				UnlockReleaseBuffer(buf);
-				if (hold)
-					ereport(ERROR,
-							(errcode(ERRCODE_INDEX_CORRUPTED),
-							 errmsg("gpuext_ptree index \"%s\": block %u is not a delta page of the live structure",
-									RelationGetRelationName(index), blkno)));
+				/* a merge since the metapage was read, or corruption */
+				ptree_page_replaced(index, &meta, blkno, pagegen, dgen);
 				changed = true;
 				break;
 			}
 			maxoff = PageGetMaxOffsetNumber(page);
 			for (off = FirstOffsetNumber; off <= maxoff; off++)
 			{
-				PtreeTuple	t = (PtreeTuple) PageGetItem(page, PageGetItemId(page, off));
+				PtreeTuple	t = ptree_page_tuple(index, page, blkno, off);
 				PtreeKey	k;
 				int			lo = 0,
 							hi = nvalid;
@@ -809,10 +831,11 @@ ptree_lookup_batch(Relation index, PtreeEngine *pe, const PtreeKey *probes, cons
 							: palloc_extended(sizeof(ItemPointerData) * maxd, MCXT_ALLOC_HUGE);
 					}
 					dprobe[nd] = order[lo];
-					dtid[nd] = PtreeTupleTids(t)[0];
+					dtid[nd] = *ptree_tuple_tids(index, t, blkno, off);
 					nd++;
 				}
 			}
+			from = blkno;
 			blkno = PtreePageGetOpaque(page)->next;
 			UnlockReleaseBuffer(buf);
 		}

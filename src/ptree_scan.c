@@ -8,12 +8,13 @@
  * part of the generation it read in the metapage.  It holds no lock but
  * each page's while it reads it, so merges and inserts go on and the scan
  * never waits for them; if a page turns out to belong to another
- * generation, the scan starts again (and after three such restarts takes
- * the merge lock in share mode, which keeps merges out; not on a
- * standby).  The TIDs are then sorted, made unique and handed out with no
- * lock held.  = ANY(array) keys are sorted and made unique;
- * the first one drives one descent per element, the others filter by
- * binary search.
+ * generation that a merge gave it, the scan starts again (and after three
+ * such restarts takes the merge lock in share mode, which keeps merges
+ * out; not on a standby).  Every page, tuple and link it follows is
+ * checked (ptree_validate.c).  The TIDs are then sorted, made unique and
+ * handed out with no lock held.  = ANY(array) keys are sorted and made
+ * unique; the first one drives one descent per element, the others filter
+ * by binary search.
  *
  * IDENTIFICATION
  *		src/ptree_scan.c
@@ -58,6 +59,7 @@ typedef struct PtreeScanOpaqueData
 	int			satisfied;		/* a key the walk's bounds already satisfy, or -1 */
 	bool		hold;			/* merges are kept out for the whole collection */
 	bool		changed;		/* a page was no longer of the scan's generation */
+	const PtreeMetaData *meta;	/* the metapage the collection read */
 	ItemPointerData *tids;
 	int64		ntids;
 	int64		maxtids;
@@ -71,7 +73,7 @@ typedef PtreeScanOpaqueData *PtreeScanOpaque;
 static int
 ptree_key_qsort(const void *a, const void *b, void *arg)
 {
-	return ptree_key_compare((const PtreeKey *) a, (const PtreeKey *) b);
+	return ptree_key_cmp((const PtreeKey *) a, (const PtreeKey *) b);
 }
 
 /* for qsort of TIDs */
@@ -190,7 +192,7 @@ ptree_prepare_keys(IndexScanDesc scan)
 
 				qsort_arg(pk->elems, m, sizeof(PtreeKey), ptree_key_qsort, NULL);
 				for (j = 1; j < m; j++)
-					if (ptree_key_compare(&pk->elems[u - 1], &pk->elems[j]) != 0)
+					if (ptree_key_cmp(&pk->elems[u - 1], &pk->elems[j]) != 0)
 						pk->elems[u++] = pk->elems[j];
 				m = u;
 			}
@@ -243,7 +245,7 @@ ptree_in_array(const PtreeKey *key, const PtreeKey *elems, int n)
 	while (lo <= hi)
 	{
 		int			mid = lo + (hi - lo) / 2;
-		int			c = ptree_key_compare(&elems[mid], key);
+		int			c = ptree_key_cmp(&elems[mid], key);
 
 		if (c == 0)
 			return true;
@@ -280,7 +282,7 @@ ptree_matches(PtreeScanOpaque so, const PtreeKey *key)
 				return false;
 			continue;
 		}
-		c = ptree_key_compare(key, &pk->key);
+		c = ptree_key_cmp(key, &pk->key);
 		switch (pk->strategy)
 		{
 			case PTREE_LT:
@@ -328,44 +330,53 @@ ptree_add_tids(PtreeScanOpaque so, ItemPointer tids, int n)
 }
 
 /*
- * Is the page one of generation gen's, of the given type?  Merges go on
- * while the scan reads: a page may have been freed and rewritten for a
- * later generation since the scan read the metapage (pages of a
- * generation never change once it is replaced, and are never rewritten
- * with the same generation), and then the scan starts again (changed).
- * With merges kept out (hold), it is corruption.
+ * Is the page one of generation gen's, of the given type and level?
+ * Merges go on while the scan reads: a page may have been freed and
+ * rewritten for a later generation since the scan read the metapage
+ * (pages of a generation never change once it is replaced, and are never
+ * rewritten with the same generation), and then the scan starts again
+ * (changed).  With merges kept out (hold), it is corruption, as is a page
+ * of the scan's generation that is not sound (ptree_page_ok).
  */
 static bool
 ptree_scan_page_ok(Relation index, PtreeScanOpaque so, Page page, BlockNumber blkno,
-				   uint32 gen, uint16 type)
+				   uint32 gen, uint16 type, uint16 level)
 {
-	if (ptree_page_is_live(page, gen) && PtreePageGetOpaque(page)->type == type &&
-		(type != PTREE_INNER || PageGetMaxOffsetNumber(page) >= FirstOffsetNumber))
-		return true;
 	if (so->hold)
-		ereport(ERROR,
-				(errcode(ERRCODE_INDEX_CORRUPTED),
-				 errmsg("gpuext_ptree index \"%s\": block %u is not a page of type %u of the live structure",
-						RelationGetRelationName(index), blkno, type)));
+	{
+		ptree_page_check(index, page, blkno, gen, type, level);
+		return true;
+	}
+	if (ptree_page_ok(index, page, blkno, gen, type, level))
+		return true;
 	so->changed = true;
 	return false;
 }
 
 /*
- * Read and share-lock block blkno for the scan, checked to be a page of
- * type of generation gen (ptree_scan_page_ok); InvalidBuffer, nothing
- * held, when it is not
+ * Read and share-lock block blkno, which block 'from' links to, for the
+ * scan, checked to be a page of type and level of generation gen
+ * (ptree_check_link with steps, ptree_scan_page_ok); InvalidBuffer,
+ * nothing held, when it is not and a merge has replaced the generation
+ * since the scan read the metapage (ptree_page_replaced: an ERROR when
+ * none has)
  */
 static Buffer
-ptree_scan_lock_page(Relation index, PtreeScanOpaque so, BlockNumber blkno,
-					 uint32 gen, uint16 type)
+ptree_scan_lock_page(Relation index, PtreeScanOpaque so, BlockNumber from, BlockNumber blkno,
+					 uint32 *steps, uint32 gen, uint16 type, uint16 level)
 {
-	Buffer		buf = ReadBuffer(index, blkno);
+	Buffer		buf;
 
+	ptree_check_link(index, from, blkno, steps);
+	buf = ReadBuffer(index, blkno);
 	LockBuffer(buf, BUFFER_LOCK_SHARE);
-	if (!ptree_scan_page_ok(index, so, BufferGetPage(buf), blkno, gen, type))
+	if (!ptree_scan_page_ok(index, so, BufferGetPage(buf), blkno, gen, type, level))
 	{
+		uint32		pagegen = PtreePageGetOpaque(BufferGetPage(buf))->gen;
+
 		UnlockReleaseBuffer(buf);
+		/* a merge since the scan read the metapage, or corruption */
+		ptree_page_replaced(index, so->meta, blkno, pagegen, gen);
 		return InvalidBuffer;
 	}
 	return buf;
@@ -373,18 +384,22 @@ ptree_scan_lock_page(Relation index, PtreeScanOpaque so, BlockNumber blkno,
 
 /*
  * The leaf where entries >= bound may begin: the child of the last
- * directory tuple whose key is < bound (or the first child) at each level;
- * InvalidBlockNumber if the structure changed
+ * directory tuple whose key is < bound (or the first child) at each level,
+ * each one level below its parent; InvalidBlockNumber if the structure
+ * changed.  *parent: the directory page that links to the leaf.
  */
 static BlockNumber
-ptree_find_leaf(Relation index, PtreeScanOpaque so, PtreeMetaData *meta, const PtreeKey *bound)
+ptree_find_leaf(Relation index, PtreeScanOpaque so, PtreeMetaData *meta, const PtreeKey *bound,
+				BlockNumber *parent)
 {
 	BlockNumber blkno = meta->root;
 	uint32		level;
 
+	*parent = PTREE_METAPAGE_BLKNO;
 	for (level = meta->levels; level > 1; level--)
 	{
-		Buffer		buf = ptree_scan_lock_page(index, so, blkno, meta->gen, PTREE_INNER);
+		Buffer		buf = ptree_scan_lock_page(index, so, *parent, blkno, NULL, meta->gen,
+											   PTREE_INNER, (uint16) (level - 1));
 		Page		page;
 		OffsetNumber lo,
 					hi,
@@ -400,11 +415,10 @@ ptree_find_leaf(Relation index, PtreeScanOpaque so, PtreeMetaData *meta, const P
 		while (lo <= hi)
 		{
 			OffsetNumber mid = lo + (hi - lo) / 2;
-			PtreeTuple	t = (PtreeTuple) PageGetItem(page, PageGetItemId(page, mid));
 			PtreeKey	k;
 
-			ptree_tuple_key(t, &k);
-			if (ptree_key_compare(&k, bound) < 0)
+			ptree_page_key(index, page, blkno, mid, &k);
+			if (ptree_key_cmp(&k, bound) < 0)
 			{
 				found = mid;
 				lo = mid + 1;
@@ -412,20 +426,21 @@ ptree_find_leaf(Relation index, PtreeScanOpaque so, PtreeMetaData *meta, const P
 			else
 				hi = mid - 1;
 		}
-		blkno = ItemPointerGetBlockNumber(PtreeTupleTids(
-														 (PtreeTuple) PageGetItem(page, PageGetItemId(page, found))));
+		*parent = blkno;
+		blkno = ItemPointerGetBlockNumberNoCheck(PtreeTupleTids(ptree_page_tuple(index, page, blkno,
+																				 found)));
 		UnlockReleaseBuffer(buf);
 	}
 	return blkno;
 }
 
 /*
- * The first offset of a leaf whose key is >= bound (maxoff + 1 if none):
- * a binary search, since a leaf's keys are non-decreasing.  It spares a
- * lookup the linear walk over the keys below it.
+ * The first offset of a leaf (block blkno) whose key is >= bound (maxoff
+ * + 1 if none): a binary search, since a leaf's keys are non-decreasing.
+ * It spares a lookup the linear walk over the keys below it.
  */
 static OffsetNumber
-ptree_leaf_lower(Page page, const PtreeKey *bound)
+ptree_leaf_lower(Relation index, Page page, BlockNumber blkno, const PtreeKey *bound)
 {
 	OffsetNumber lo = FirstOffsetNumber,
 				hi = PageGetMaxOffsetNumber(page) + 1;
@@ -435,8 +450,8 @@ ptree_leaf_lower(Page page, const PtreeKey *bound)
 		OffsetNumber mid = lo + (hi - lo) / 2;
 		PtreeKey	k;
 
-		ptree_tuple_key((PtreeTuple) PageGetItem(page, PageGetItemId(page, mid)), &k);
-		if (ptree_key_compare(&k, bound) < 0)
+		ptree_page_key(index, page, blkno, mid, &k);
+		if (ptree_key_cmp(&k, bound) < 0)
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -448,18 +463,24 @@ ptree_leaf_lower(Page page, const PtreeKey *bound)
  * Read main's leaves from the one that may hold lower (or the first) up
  * to the first key beyond upper (NULL: no upper bound; upper_incl: keys
  * equal to upper still belong), keeping matching TIDs.  Keys below lower
- * are skipped by binary search, not read one by one.
+ * are skipped by binary search, not read one by one; the keys read are
+ * checked to be in order, since where the walk stops depends on it.
  */
 static void
 ptree_scan_main(Relation index, PtreeScanOpaque so, PtreeMetaData *meta,
 				const PtreeKey *lower, const PtreeKey *upper, bool upper_incl)
 {
 	BlockNumber blkno;
+	BlockNumber from = PTREE_METAPAGE_BLKNO;
+	uint32		steps = 0;
 	bool		seeking = lower != NULL;
+	bool		hasprev = false;
+	PtreeKey	prev = {false, 0, NULL};
+	char		prevbuf[PTREE_MAX_KEY];
 
 	if (meta->levels == 0 || so->changed)
 		return;
-	blkno = lower ? ptree_find_leaf(index, so, meta, lower) : meta->first_leaf;
+	blkno = lower ? ptree_find_leaf(index, so, meta, lower, &from) : meta->first_leaf;
 	while (BlockNumberIsValid(blkno))
 	{
 		Buffer		buf;
@@ -469,7 +490,7 @@ ptree_scan_main(Relation index, PtreeScanOpaque so, PtreeMetaData *meta,
 		bool		done = false;
 
 		CHECK_FOR_INTERRUPTS();
-		buf = ptree_scan_lock_page(index, so, blkno, meta->gen, PTREE_LEAF);
+		buf = ptree_scan_lock_page(index, so, from, blkno, &steps, meta->gen, PTREE_LEAF, 0);
 		if (!BufferIsValid(buf))
 			return;
 		page = BufferGetPage(buf);
@@ -477,18 +498,22 @@ ptree_scan_main(Relation index, PtreeScanOpaque so, PtreeMetaData *meta,
 		off = FirstOffsetNumber;
 		if (seeking)
 		{
-			off = ptree_leaf_lower(page, lower);
+			off = ptree_leaf_lower(index, page, blkno, lower);
 			seeking = off > maxoff;
 		}
 		for (; off <= maxoff; off++)
 		{
-			PtreeTuple	t = (PtreeTuple) PageGetItem(page, PageGetItemId(page, off));
+			PtreeTuple	t = ptree_page_tuple(index, page, blkno, off);
 			PtreeKey	k;
 
 			ptree_tuple_key(t, &k);
+			if (hasprev)
+				ptree_check_order(index, &prev, &k, blkno, off);
+			prev = k;
+			hasprev = true;
 			if (upper)
 			{
-				int			c = ptree_key_compare(&k, upper);
+				int			c = ptree_key_cmp(&k, upper);
 
 				if (c > 0 || (c == 0 && !upper_incl))
 				{
@@ -497,8 +522,15 @@ ptree_scan_main(Relation index, PtreeScanOpaque so, PtreeMetaData *meta,
 				}
 			}
 			if (ptree_matches(so, &k))
-				ptree_add_tids(so, PtreeTupleTids(t), t->ntids);
+				ptree_add_tids(so, ptree_tuple_tids(index, t, blkno, off), t->ntids);
 		}
+		/* the last key read stays for the next page's first */
+		if (hasprev && prev.data != prevbuf)
+		{
+			memcpy(prevbuf, prev.data, prev.len);
+			prev.data = prevbuf;
+		}
+		from = blkno;
 		blkno = PtreePageGetOpaque(page)->next;
 		UnlockReleaseBuffer(buf);
 		if (done)
@@ -522,6 +554,7 @@ ptree_main_lookup(Relation index, PtreeMetaData *meta, bool hold, const PtreeKey
 	memset(&pk, 0, sizeof(pk));
 	so.ctx = CurrentMemoryContext;
 	so.hold = hold;
+	so.meta = meta;
 	so.want_notnull = true;
 	so.driver = -1;
 	so.satisfied = 0;			/* the walk's bounds are the key */
@@ -588,17 +621,22 @@ ptree_scan_batch(Relation index, PtreeScanOpaque so, PtreeMetaData *meta, PtreeS
 }
 
 /*
- * Read the sealed delta and the delta, keeping matching TIDs
+ * Read the sealed delta and the delta, keeping matching TIDs: each chain
+ * followed from the metapage (ptree_check_link counts its pages) and each
+ * page checked to be of its chain's generation
  */
 static void
 ptree_scan_delta(Relation index, PtreeScanOpaque so, PtreeMetaData *meta)
 {
 	BlockNumber blkno = InvalidBlockNumber;
+	BlockNumber from = PTREE_METAPAGE_BLKNO;
+	uint32		steps = 0;
 	uint32		gen = 0;
 	int			chain = 0;
 
 	while (!so->changed &&
-		   (BlockNumberIsValid(blkno) || ptree_next_delta(meta, &chain, &blkno, &gen)))
+		   (BlockNumberIsValid(blkno) ||
+			ptree_next_delta(meta, &chain, &blkno, &gen, &from, &steps)))
 	{
 		Buffer		buf;
 		Page		page;
@@ -606,32 +644,35 @@ ptree_scan_delta(Relation index, PtreeScanOpaque so, PtreeMetaData *meta)
 					maxoff;
 
 		CHECK_FOR_INTERRUPTS();
-		buf = ptree_scan_lock_page(index, so, blkno, gen, PTREE_DELTA);
+		buf = ptree_scan_lock_page(index, so, from, blkno, &steps, gen, PTREE_DELTA, 0);
 		if (!BufferIsValid(buf))
 			return;
 		page = BufferGetPage(buf);
 		maxoff = PageGetMaxOffsetNumber(page);
 		for (off = FirstOffsetNumber; off <= maxoff; off++)
 		{
-			PtreeTuple	t = (PtreeTuple) PageGetItem(page, PageGetItemId(page, off));
+			PtreeTuple	t = ptree_page_tuple(index, page, blkno, off);
 			PtreeKey	k;
 
 			ptree_tuple_key(t, &k);
 			if (ptree_matches(so, &k))
-				ptree_add_tids(so, PtreeTupleTids(t), t->ntids);
+				ptree_add_tids(so, ptree_tuple_tids(index, t, blkno, off), t->ntids);
 		}
+		from = blkno;
 		blkno = PtreePageGetOpaque(page)->next;
 		UnlockReleaseBuffer(buf);
 	}
 }
 
 /*
- * Collect the matching TIDs of generation meta->gen (so->changed if the
- * structure changed under the scan)
+ * Collect the matching TIDs of the generations meta names: main's, the
+ * sealed delta's and the delta's (so->changed if a merge replaced one
+ * under the scan)
  */
 static void
 ptree_collect_gen(Relation index, PtreeScanOpaque so, PtreeMetaData *meta)
 {
+	so->meta = meta;
 	if (so->want_null)
 	{
 		PtreeKey	nullkey = {true, 0, NULL};
@@ -670,12 +711,12 @@ ptree_collect_gen(Relation index, PtreeScanOpaque so, PtreeMetaData *meta)
 
 			if (pk->strategy == PTREE_EQ || pk->strategy == PTREE_GE || pk->strategy == PTREE_GT)
 			{
-				if (!lower || ptree_key_compare(&pk->key, lower) > 0)
+				if (!lower || ptree_key_cmp(&pk->key, lower) > 0)
 					lower = &pk->key;
 			}
 			if (pk->strategy == PTREE_EQ || pk->strategy == PTREE_LE || pk->strategy == PTREE_LT)
 			{
-				int			c = upper ? ptree_key_compare(&pk->key, upper) : -1;
+				int			c = upper ? ptree_key_cmp(&pk->key, upper) : -1;
 
 				if (c < 0 || (c == 0 && pk->strategy == PTREE_LT))
 				{
