@@ -338,13 +338,13 @@ for my $c (@cases)
 	my $any = join(',', $key, 7, $NROWS + 150);
 	my $nany = scalar(keys %{ { map { $_ => 1 } ($key, 7, $NROWS + 150) } });
 	my @queries = (
-		[ eq => "SET enable_seqscan = off; SET enable_bitmapscan = off;\n"
+		[ eq => "SET enable_seqscan = off; SET gpuext.enable_gpuscan = off; SET gpuext.enable_gpuagg = off; SET enable_bitmapscan = off;\n"
 			  . "SELECT count(*) FROM $t WHERE k = $key", 1 ],
-		[ range => "SET enable_seqscan = off; SET enable_indexscan = off;\n"
+		[ range => "SET enable_seqscan = off; SET gpuext.enable_gpuscan = off; SET gpuext.enable_gpuagg = off; SET enable_indexscan = off;\n"
 			  . "SELECT count(*) FROM $t WHERE k BETWEEN 1 AND 1000000", $NROWS + $NDELTA ],
-		[ isnull => "SET enable_seqscan = off;\n"
+		[ isnull => "SET enable_seqscan = off; SET gpuext.enable_gpuscan = off; SET gpuext.enable_gpuagg = off;\n"
 			  . "SELECT count(*) FROM $t WHERE k IS NULL", $NNULL ],
-		[ any => "SET enable_seqscan = off; SET enable_bitmapscan = off; SET gpuext.ptree_batch_min = 1;\n"
+		[ any => "SET enable_seqscan = off; SET gpuext.enable_gpuscan = off; SET gpuext.enable_gpuagg = off; SET enable_bitmapscan = off; SET gpuext.ptree_batch_min = 1;\n"
 			  . "SELECT count(*) FROM $t WHERE k = ANY (ARRAY[$any])", $nany ],
 		[ check => "SELECT gpuext_ptree_check('$i', true)", '' ],
 		[ insert => "SET gpuext.ptree_merge_plan = on;\nBEGIN;\nALTER INDEX $i SET (delta_pages = 1);\n"

@@ -71,8 +71,8 @@ sub timed
 }
 
 my %plans = (
-	plain => 'SET enable_seqscan = off; SET enable_bitmapscan = off;',
-	bitmap => 'SET enable_seqscan = off; SET enable_indexscan = off;',
+	plain => 'SET enable_seqscan = off; SET gpuext.enable_gpuscan = off; SET gpuext.enable_gpuagg = off; SET enable_bitmapscan = off;',
+	bitmap => 'SET enable_seqscan = off; SET gpuext.enable_gpuscan = off; SET gpuext.enable_gpuagg = off; SET enable_indexscan = off;',
 	seq => 'SET enable_indexscan = off; SET enable_bitmapscan = off;');
 my @queries = (
 	'SELECT count(*), sum(v) FROM m WHERE k BETWEEN 100 AND 140',

@@ -156,11 +156,11 @@ for my $t (qw(t_leaf t_delta t_sealed))
 {
 	my $blk = $damaged{$t};
 	my @queries = (
-		[ eq => "SET enable_seqscan = off; SET enable_bitmapscan = off;\n"
+		[ eq => "SET enable_seqscan = off; SET gpuext.enable_gpuscan = off; SET gpuext.enable_gpuagg = off; SET enable_bitmapscan = off;\n"
 			  . "SELECT count(*) FROM $t WHERE k = $key{$t}" ],
-		[ range => "SET enable_seqscan = off; SET enable_indexscan = off;\n"
+		[ range => "SET enable_seqscan = off; SET gpuext.enable_gpuscan = off; SET gpuext.enable_gpuagg = off; SET enable_indexscan = off;\n"
 			  . "SELECT count(*) FROM $t WHERE k BETWEEN 1 AND 1000000" ],
-		[ any => "SET enable_seqscan = off; SET enable_bitmapscan = off; SET gpuext.ptree_batch_min = 1;\n"
+		[ any => "SET enable_seqscan = off; SET gpuext.enable_gpuscan = off; SET gpuext.enable_gpuagg = off; SET enable_bitmapscan = off; SET gpuext.ptree_batch_min = 1;\n"
 			  . "SELECT count(*) FROM $t WHERE k = ANY (ARRAY(SELECT generate_series(1, $NROWS + 600, 7)))" ],
 		[ join => $join_sql . "SELECT count(*) FROM o JOIN $t ON $t.k = o.a" ],
 	);
@@ -189,7 +189,7 @@ for my $t (qw(t_leaf t_delta t_sealed))
 for my $t (qw(t_leaf t_delta t_sealed))
 {
 	is($node->safe_psql('postgres',
-			"SET enable_seqscan = off; SET enable_bitmapscan = off; SELECT count(*) FROM $t WHERE k BETWEEN 1 AND 1000000"),
+			"SET enable_seqscan = off; SET gpuext.enable_gpuscan = off; SET gpuext.enable_gpuagg = off; SET enable_bitmapscan = off; SELECT count(*) FROM $t WHERE k BETWEEN 1 AND 1000000"),
 		$t eq 't_sealed' ? $NROWS + 500 + 10 : $NROWS + 500,
 		"$t: the primary answers");
 }

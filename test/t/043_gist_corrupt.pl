@@ -199,9 +199,9 @@ for my $c (@cases)
 {
 	my ($n, $t, $i) = ($c->{name}, "g_$c->{name}", "gi_$c->{name}");
 	my @queries = (
-		[ scan => "SET enable_seqscan = off; SET enable_bitmapscan = off;\n"
+		[ scan => "SET enable_seqscan = off; SET gpuext.enable_gpuscan = off; SET gpuext.enable_gpuagg = off; SET enable_bitmapscan = off;\n"
 			  . "SELECT count(*) FROM $t WHERE p <@ $all", $NROWS ],
-		[ bitmap => "SET enable_seqscan = off; SET enable_indexscan = off;\n"
+		[ bitmap => "SET enable_seqscan = off; SET gpuext.enable_gpuscan = off; SET gpuext.enable_gpuagg = off; SET enable_indexscan = off;\n"
 			  . "SELECT count(*) FROM $t WHERE p <@ $all", $NROWS ],
 		[ probe => "SET gpuext.gist_walk = pages;\n"
 			  . "SELECT count(*) FROM gpuext_gist_probe('$i', $probes, '<\@')", $NROWS + 36 ],
